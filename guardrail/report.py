@@ -1,0 +1,411 @@
+"""The typed, JSON-serialisable results: claims, flags, verdict, recommendation and the report.
+
+Everything seed 004's ``PostprocessedResponse`` holds is here, plus the seed-000 verdict, the
+claims with their verifier scores, and a record of which stages ran.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class Span(BaseModel):
+    """A half-open character range ``[start, end)`` into the original response."""
+
+    start: int
+    end: int
+
+    def slice(self, text: str) -> str:
+        """The text this span covers."""
+        return text[self.start : self.end]
+
+
+class VerdictLabel(str, Enum):
+    """Seed 000's verdict on the whole response."""
+
+    VERIFIED = "VERIFIED"
+    """The evidence supports the response (score ≥ T(rs))."""
+    HALLUCINATION = "HALLUCINATION"
+    """The evidence does not support it (score < T(rs)) or contradicts it."""
+    UNVERIFIED = "UNVERIFIED"
+    """Nothing could be checked (no evidence, unsupported language, verifier down)."""
+
+
+class StageStatus(str, Enum):
+    """What happened to a stage in one run."""
+
+    RAN = "ran"
+    SKIPPED = "skipped"
+    """Not applicable (e.g. no knowledge base given) or not available in this build."""
+    FAILED = "failed"
+
+
+class ClaimStatus(str, Enum):
+    """Verifier outcome for one claim."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    UNSUPPORTED = "unsupported"
+    UNVERIFIED = "unverified"
+    """Not checked: unsupported language, no evidence, or the verifier failed on it."""
+
+
+class HallucinationType(str, Enum):
+    """Seed 004's hallucination types; severity weights in ``HALLUCINATION_SEVERITY``."""
+
+    FABRICATED_FACT = "fabricated_fact"
+    NONEXISTENT_ENTITY = "nonexistent_entity"
+    WRONG_ATTRIBUTE = "wrong_attribute"
+    CONTRADICTS_FACT = "contradicts_fact"
+    CONTRADICTS_PRIOR = "contradicts_prior"
+    UNSUPPORTED_CLAIM = "unsupported_claim"
+    TEMPORAL_ERROR = "temporal_error"
+    LOGICAL_INCONSISTENCY = "logical_inconsistency"
+
+
+#: Seed 004's severity weight per hallucination type.
+HALLUCINATION_SEVERITY: dict[HallucinationType, float] = {
+    HallucinationType.FABRICATED_FACT: 1.0,
+    HallucinationType.NONEXISTENT_ENTITY: 0.9,
+    HallucinationType.WRONG_ATTRIBUTE: 0.8,
+    HallucinationType.CONTRADICTS_FACT: 1.0,
+    HallucinationType.CONTRADICTS_PRIOR: 0.85,
+    HallucinationType.UNSUPPORTED_CLAIM: 0.5,
+    HallucinationType.TEMPORAL_ERROR: 0.7,
+    HallucinationType.LOGICAL_INCONSISTENCY: 0.6,
+}
+
+
+class Severity(str, Enum):
+    """Severity of a set of flags (seed 004)."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class VerifierScores(BaseModel):
+    """Three-way NLI probabilities; they sum to 1."""
+
+    entailment: float
+    neutral: float
+    contradiction: float
+
+
+class EvidencePointer(BaseModel):
+    """Which evidence decided a claim."""
+
+    passage_index: int
+    """Index into ``GuardInput.passages`` (-1 for knowledge-base facts, -2 for dialogue)."""
+    window_index: int = 0
+    """Index of the sliding window inside that passage."""
+    snippet: str = ""
+    """The window text (shortened)."""
+    source: str | None = None
+
+
+class Claim(BaseModel):
+    """One claim of the response, with its span and the verifier's judgement."""
+
+    text: str
+    span: Span
+    scores: VerifierScores | None = None
+    """Best-window scores (max entailment over windows)."""
+    status: ClaimStatus = ClaimStatus.UNVERIFIED
+    evidence: EvidencePointer | None = None
+    language: str | None = None
+    reason: str | None = None
+    """Why the claim has its status (e.g. ``"language 'zh' not covered by verifier"``)."""
+
+
+class Verdict(BaseModel):
+    """Seed 000's adaptive verdict (Cw-CONLI)."""
+
+    label: VerdictLabel = VerdictLabel.UNVERIFIED
+    nli_score: float | None = None
+    """Aggregated entailment score of the response."""
+    threshold: float | None = None
+    """T(rs), the threshold for this retrieval score."""
+    retrieval_score: float | None = None
+    policy: str | None = None
+    """Aggregation policy used (``weakest_link`` or ``ratio``)."""
+    method: str | None = None
+    """How the verdict was reached (verifier id, claims / whole response, windows)."""
+    reason: str = ""
+
+
+# --- coherence (seed 004 stage 1) -------------------------------------------------------------
+
+
+class CoherenceIssue(BaseModel):
+    """One coherence problem, with where it is and how bad it is."""
+
+    type: str
+    """``qud_not_addressed``, ``qud_partially_addressed``, ``topic_drift``, ``entity_mismatch``,
+    ``discourse_break``, ``ambiguous_reference``, ``unresolved_reference`` …"""
+    description: str
+    severity: float
+    """0.0 (minor) … 1.0 (critical)."""
+    span: Span | None = None
+    suggestion: str | None = None
+
+
+class DimensionScore(BaseModel):
+    """Score of one coherence dimension with its measured details."""
+
+    score: float = 1.0
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QUDRelevance(DimensionScore):
+    addresses_qud: bool = True
+    question_type: str | None = None
+    coverage: float | None = None
+    similarity: float | None = None
+
+
+class CoherenceResult(BaseModel):
+    """Seed 004's five coherence dimensions and their weighted score."""
+
+    score: float = 1.0
+    qud_relevance: QUDRelevance = Field(default_factory=QUDRelevance)
+    topic_consistency: DimensionScore = Field(default_factory=DimensionScore)
+    entity_consistency: DimensionScore = Field(default_factory=DimensionScore)
+    discourse_coherence: DimensionScore = Field(default_factory=DimensionScore)
+    reference_consistency: DimensionScore = Field(default_factory=DimensionScore)
+    issues: list[CoherenceIssue] = Field(default_factory=list)
+
+
+# --- fact validation (seed 004 stage 2) -------------------------------------------------------
+
+
+class ExtractedClaim(BaseModel):
+    """A (subject, predicate, object) claim extracted from the response."""
+
+    text: str
+    subject: str
+    predicate: str
+    object: str
+    span: Span
+    """Span of the whole claim (sentence or clause)."""
+    object_span: Span | None = None
+    """Span of the object value alone (what a factual correction replaces)."""
+    confidence: float = 1.0
+    entity_id: str | None = None
+    """Knowledge-base entity the subject resolved to."""
+    attribute: str | None = None
+    """Knowledge-base attribute the predicate mapped to."""
+
+
+class ValidationStatus(str, Enum):
+    VERIFIED = "verified"
+    CONTRADICTED = "contradicted"
+    UNVERIFIABLE = "unverifiable"
+    HISTORY_CONFLICT = "history_conflict"
+    ERROR = "error"
+
+
+class ClaimValidation(BaseModel):
+    """Seed 004's validation of one extracted claim."""
+
+    claim: ExtractedClaim
+    status: ValidationStatus
+    confidence: float = 0.0
+    kb_value: str | None = None
+    """The knowledge-base value (for ``contradicted``/``verified``)."""
+    source: str | None = None
+    turn_id: int | None = None
+    """The conflicting turn (for ``history_conflict``)."""
+    turn_text: str | None = None
+    reason: str | None = None
+
+
+class FactualStats(BaseModel):
+    total: int = 0
+    verified: int = 0
+    contradicted: int = 0
+    unverifiable: int = 0
+    history_conflicts: int = 0
+    errors: int = 0
+
+
+class FactualValidationResult(BaseModel):
+    """Claims validated against the knowledge base and the dialogue history."""
+
+    score: float = 1.0
+    claim_validations: list[ClaimValidation] = Field(default_factory=list)
+    stats: FactualStats = Field(default_factory=FactualStats)
+
+
+# --- hallucination flags (seed 004 stage 3) ---------------------------------------------------
+
+
+class HallucinationFlag(BaseModel):
+    """A typed hallucination with where it is, how sure we are and what to do about it."""
+
+    type: HallucinationType
+    span: Span
+    content: str
+    """The flagged text."""
+    confidence: float
+    severity: float
+    """Seed 004 severity weight of the type."""
+    explanation: str = ""
+    evidence: str | None = None
+    """Evidence snippet that contradicts or fails to support it."""
+    suggestion: str | None = None
+    claim_index: int | None = None
+
+
+# --- correction (seed 004 stage 4) ------------------------------------------------------------
+
+
+class CorrectionType(str, Enum):
+    SPELLING = "spelling"
+    GRAMMAR = "grammar"
+    FACTUAL = "factual"
+    ANNOTATION = "annotation"
+    REMOVAL = "removal"
+
+
+class Correction(BaseModel):
+    """One edit, with its span into the original response."""
+
+    type: CorrectionType
+    span: Span
+    original: str
+    replacement: str
+    confidence: float = 1.0
+    source: str | None = None
+    message: str | None = None
+
+
+class NewEntity(BaseModel):
+    """An entity the response mentions that the dialogue registry does not know."""
+
+    name: str
+    type: str | None = None
+    span: Span
+
+
+# --- recommendation (seed 004 stage 5) --------------------------------------------------------
+
+
+class Action(str, Enum):
+    ACCEPT = "accept"
+    ACCEPT_WITH_FLAGS = "accept_with_flags"
+    CORRECT_AND_DELIVER = "correct_and_deliver"
+    REGENERATE = "regenerate"
+    HUMAN_REVIEW = "human_review"
+
+
+class Accept(BaseModel):
+    """Deliver as is."""
+
+    action: Literal["accept"] = "accept"
+
+
+class AcceptWithFlags(BaseModel):
+    """Deliver the annotated text; ``flags`` are the uncertain spans."""
+
+    action: Literal["accept_with_flags"] = "accept_with_flags"
+    flags: list[Span] = Field(default_factory=list)
+    severity: Severity = Severity.LOW
+
+
+class CorrectAndDeliver(BaseModel):
+    """Deliver the corrected text."""
+
+    action: Literal["correct_and_deliver"] = "correct_and_deliver"
+    corrections: list[Correction] = Field(default_factory=list)
+
+
+class Regenerate(BaseModel):
+    """Ask the LLM again, with ``guidance`` naming what to fix."""
+
+    action: Literal["regenerate"] = "regenerate"
+    guidance: str
+    items: list[str] = Field(default_factory=list)
+    """The guidance split into its individual instructions."""
+
+
+class HumanReview(BaseModel):
+    """Escalate to a person; ``reason`` says why."""
+
+    action: Literal["human_review"] = "human_review"
+    reason: str
+
+
+Recommendation = Annotated[
+    Accept | AcceptWithFlags | CorrectAndDeliver | Regenerate | HumanReview,
+    Field(discriminator="action"),
+]
+
+
+class StageRecord(BaseModel):
+    """What happened to one stage."""
+
+    name: str
+    status: StageStatus
+    reason: str | None = None
+    duration_ms: float = 0.0
+
+
+class ConfidenceBreakdown(BaseModel):
+    """The parts of the confidence score (seed 004)."""
+
+    coherence: float | None = None
+    factual: float | None = None
+    hallucination: float | None = None
+    entity: float | None = None
+    raw: float = 0.0
+    """Weighted mean of the components that ran (weights renormalised over them)."""
+    penalty: float = 0.0
+    """Severity penalty, capped at 0.5."""
+    missing: list[str] = Field(default_factory=list)
+    """Components that could not be computed."""
+
+
+class GuardReport(BaseModel):
+    """The full result of one check."""
+
+    original: str
+    corrected: str
+    annotated: str
+    coherence: CoherenceResult | None = None
+    factual_validation: FactualValidationResult | None = None
+    hallucination_flags: list[HallucinationFlag] = Field(default_factory=list)
+    corrections: list[Correction] = Field(default_factory=list)
+    new_entities: list[NewEntity] = Field(default_factory=list)
+    confidence: float
+    confidence_breakdown: ConfidenceBreakdown = Field(default_factory=ConfidenceBreakdown)
+    recommendation: Recommendation
+    claims: list[Claim] = Field(default_factory=list)
+    verdict: Verdict = Field(default_factory=Verdict)
+    stages: list[StageRecord] = Field(default_factory=list)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    language: str | None = None
+    session_id: str | None = None
+    turn_id: int | None = None
+    profile: str = "offline"
+
+    @property
+    def action(self) -> Action:
+        """The recommended action."""
+        return Action(self.recommendation.action)
+
+    @property
+    def delivered_text(self) -> str | None:
+        """The text to show the user for this action (``None`` when it must not be shown)."""
+        action = self.action
+        if action is Action.ACCEPT:
+            return self.original
+        if action is Action.ACCEPT_WITH_FLAGS:
+            return self.annotated
+        if action is Action.CORRECT_AND_DELIVER:
+            return self.corrected
+        return None

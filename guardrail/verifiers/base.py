@@ -1,0 +1,72 @@
+"""The verifier contract: score (premise, hypothesis) pairs with three NLI probabilities.
+
+Every backend — Hugging Face cross-encoder, the bundled ONNX model, an LLM judge — implements
+:class:`Verifier`. ``predict`` is batched; the model behind it loads once, lazily.
+
+Example::
+
+    from guardrail.verifiers import load_verifier
+    verifier = load_verifier()                       # the bundled offline model
+    [p] = verifier.predict([("The meeting is at 2pm.", "The meeting is in the afternoon.")])
+    p.entailment, p.neutral, p.contradiction        # floats summing to 1
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from pydantic import BaseModel, model_validator
+
+Pair = tuple[str, str]
+
+
+class NLIPrediction(BaseModel):
+    """Probabilities of the three NLI labels for one pair; they sum to 1."""
+
+    entailment: float
+    neutral: float
+    contradiction: float
+
+    @model_validator(mode="after")
+    def _normalised(self) -> NLIPrediction:
+        total = self.entailment + self.neutral + self.contradiction
+        if total <= 0:
+            raise ValueError("NLI probabilities must not all be zero")
+        if abs(total - 1.0) > 1e-6:
+            self.entailment /= total
+            self.neutral /= total
+            self.contradiction /= total
+        return self
+
+    @property
+    def label(self) -> str:
+        """The most probable label."""
+        scores = {
+            "entailment": self.entailment,
+            "neutral": self.neutral,
+            "contradiction": self.contradiction,
+        }
+        return max(scores, key=scores.__getitem__)
+
+
+class Verifier(ABC):
+    """Scores (premise, hypothesis) pairs.
+
+    Attributes:
+        name: model id or path, recorded in reports and traces.
+        languages: ISO 639-1 codes the model covers (claims in other languages are unverified).
+        max_tokens: the longest pair (in model tokens) the model should be given.
+    """
+
+    name: str = "verifier"
+    languages: tuple[str, ...] = ("en",)
+    max_tokens: int = 512
+
+    @abstractmethod
+    def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
+        """One :class:`NLIPrediction` per pair, in order. Raises ``VerifierError`` on failure."""
+
+    def covers(self, language: str | None) -> bool:
+        """Whether claims in ``language`` can be verified (unknown language → no)."""
+        return language is not None and language in self.languages
