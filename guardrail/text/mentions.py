@@ -1,0 +1,156 @@
+"""Names, numbers, dates and times mentioned in a text, with spans; and lookups in evidence.
+
+Dates, times and numbers come from regular expressions (they work in any script); names come
+from a spaCy pipeline when one is given (English), else from capitalisation (``AlphaCodium``,
+``Google`` in mid-sentence, ``LLM``).
+
+Example::
+
+    >>> [(m.kind.value, m.text) for m in find_mentions("Google released it in 2024.")]
+    [('name', 'Google'), ('date', '2024')]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class MentionKind(str, Enum):
+    """What a mention is."""
+
+    NAME = "name"
+    NUMBER = "number"
+    DATE = "date"
+    """A year, a calendar date, a month or a weekday."""
+    TIME = "time"
+    """A clock time (``2pm``, ``14:30``)."""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A mention and its span ``[start, end)`` in the text it was found in."""
+
+    text: str
+    kind: MentionKind
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """Normalised form used to compare mentions (lower case, no spaces or commas)."""
+        return normalise(self.text)
+
+
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_DATE_PATTERNS = [
+    rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\.?,?\s+\d{{4}}\b",
+    r"\b\d{4}-\d{1,2}-\d{1,2}\b",
+    r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
+    r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
+    rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
+    r"\b(?:1[0-9]|20)\d{2}s?\b",
+    rf"\b{_MONTHS}\b(?=\s|[.,;]|$)",
+    rf"\b{_WEEKDAYS}\b",
+]
+_TIME_PATTERN = r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)(?![a-z])|\b\d{1,2}:\d{2}\b"
+_NUMBER_PATTERN = r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
+_DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS), re.IGNORECASE)
+_TIME = re.compile(_TIME_PATTERN, re.IGNORECASE)
+_NUMBER = re.compile(_NUMBER_PATTERN, re.IGNORECASE)
+_CAPITALISED = re.compile(
+    r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}[a-z]?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
+)
+_NAME_LABELS = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW"}
+)
+_STOP_CAPITALS = frozenset(
+    "I The A An It He She They We You This That These Those There Here His Her Its Their Our "
+    "My Your In On At For And But Or If When While Yes No Not".split()
+)
+_YEAR = re.compile(r"(?:1[0-9]|20)\d{2}")
+
+
+def normalise(text: str) -> str:
+    """Lower case without whitespace, commas and trailing dots (``"3,000 "`` → ``"3000"``)."""
+    return re.sub(r"[\s,]+", "", text.lower()).rstrip(".")
+
+
+def years(text: str) -> list[str]:
+    """The four-digit years in ``text`` (1000–2099), in order."""
+    return _YEAR.findall(text)
+
+
+def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return any(span[0] < e and s < span[1] for s, e in taken)
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".!?。！？:\n\"“"
+
+
+def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
+    """Dates, times, numbers and names in ``text`` (non-overlapping, in order).
+
+    Args:
+        text: the text to scan.
+        nlp: an optional spaCy ``Language``; its entities give the names.
+    """
+    found: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(start: int, end: int, kind: MentionKind) -> None:
+        raw = text[start:end]
+        stripped = raw.rstrip(" .,")
+        end = start + len(stripped)
+        if end > start and not _overlaps((start, end), taken):
+            found.append(Mention(text[start:end], kind, start, end))
+            taken.append((start, end))
+
+    for m in _DATE.finditer(text):
+        add(m.start(), m.end(), MentionKind.DATE)
+    for m in _TIME.finditer(text):
+        add(m.start(), m.end(), MentionKind.TIME)
+    for m in _NUMBER.finditer(text):
+        add(m.start(), m.end(), MentionKind.NUMBER)
+    if nlp is not None:
+        for ent in nlp(text).ents:
+            if ent.label_ in _NAME_LABELS:
+                add(ent.start_char, ent.end_char, MentionKind.NAME)
+    for m in _CAPITALISED.finditer(text):
+        word = m.group(0)
+        first = word.split()[0]
+        inner_capital = any(ch.isupper() for ch in word[1:])
+        if first in _STOP_CAPITALS and not inner_capital:
+            continue
+        if _sentence_initial(text, m.start()) and not inner_capital and nlp is None:
+            continue
+        if nlp is not None and not inner_capital:
+            continue  # spaCy already judged plain capitalised words
+        add(m.start(), m.end(), MentionKind.NAME)
+    return sorted(found, key=lambda x: x.start)
+
+
+def mention_in(mention: Mention, evidence: str, name_ratio: float = 90.0) -> bool:
+    """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily)."""
+    key = mention.key
+    flat = normalise(evidence)
+    if mention.kind is not MentionKind.NAME:
+        if key in flat:
+            # A number must match a whole number, not a digit run inside another one.
+            pattern = r"(?<![\d.])" + re.escape(key) + r"(?![\d])"
+            return re.search(pattern, flat) is not None
+        return False
+    if key in flat:
+        return True
+    from rapidfuzz import fuzz
+
+    return fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio

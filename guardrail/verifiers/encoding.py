@@ -1,0 +1,129 @@
+"""Tokenise (premise, hypothesis) pairs for a cross-encoder, the same way in every backend.
+
+Uses a ``tokenizers`` fast tokenizer (``tokenizer.json``), so it needs neither torch nor
+transformers. Long pairs are cut premise first: the hypothesis (the claim being checked) keeps
+all its tokens unless it alone would take more than half the budget. Batches are sorted by
+length and padded only to their own longest pair (dynamic padding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from guardrail.errors import ModelLoadError
+from guardrail.verifiers.base import Pair
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """Padded arrays for one batch, and the positions of its pairs in the caller's list."""
+
+    indices: np.ndarray
+    input_ids: np.ndarray
+    attention_mask: np.ndarray
+    token_type_ids: np.ndarray
+
+
+class PairEncoder:
+    """Encodes pairs with a fast tokenizer, truncating to ``max_tokens`` premise first."""
+
+    def __init__(self, tokenizer: Any, max_tokens: int) -> None:
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        self._tok = tokenizer
+        self.max_tokens = int(max_tokens)
+        self._special = int(tokenizer.num_special_tokens_to_add(is_pair=True))
+        if self.max_tokens <= self._special + 2:
+            raise ModelLoadError(f"max_tokens={max_tokens} is too small for a pair")
+        pad = tokenizer.token_to_id("[PAD]")
+        if pad is None:
+            pad = tokenizer.token_to_id("<pad>")
+        self._pad_id = int(pad) if pad is not None else 0
+
+    @classmethod
+    def from_dir(cls, model_dir: str | Path, max_tokens: int) -> PairEncoder:
+        """Load ``tokenizer.json`` from a model directory."""
+        from tokenizers import Tokenizer
+
+        path = Path(model_dir) / "tokenizer.json"
+        if not path.exists():
+            raise ModelLoadError(f"no tokenizer.json in {model_dir}")
+        try:
+            tokenizer = Tokenizer.from_file(str(path))
+        except Exception as exc:
+            raise ModelLoadError(f"could not read {path}: {exc}") from exc
+        return cls(tokenizer, max_tokens)
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens of ``text`` without special tokens."""
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def encode(self, pair: Pair) -> tuple[list[int], list[int]]:
+        """Token ids and token-type ids of one pair, at most ``max_tokens`` long."""
+        premise, hypothesis = pair
+        enc_p = self._tok.encode(premise, add_special_tokens=False)
+        enc_h = self._tok.encode(hypothesis, add_special_tokens=False)
+        budget = self.max_tokens - self._special
+        n_p, n_h = len(enc_p.ids), len(enc_h.ids)
+        if n_p + n_h > budget:
+            keep_h = min(n_h, max(budget // 2, budget - n_p))
+            keep_p = min(n_p, budget - keep_h)
+            if keep_h < n_h:
+                enc_h.truncate(keep_h)
+            if keep_p < n_p:
+                enc_p.truncate(keep_p)
+        merged = self._tok.post_process(enc_p, enc_h, add_special_tokens=True)
+        return list(merged.ids), list(merged.type_ids)
+
+    def batches(self, pairs: Sequence[Pair], batch_size: int) -> Iterator[EncodedBatch]:
+        """Encode all pairs, sort by length, yield padded batches (indices map back)."""
+        encoded = [self.encode(p) for p in pairs]
+        order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            width = max(len(encoded[i][0]) for i in idx)
+            ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            types = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                tok_ids, type_ids = encoded[i]
+                ids[row, : len(tok_ids)] = tok_ids
+                mask[row, : len(tok_ids)] = 1
+                types[row, : len(type_ids)] = type_ids
+            yield EncodedBatch(idx, ids, mask, types)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read a JSON object file, raising ``ModelLoadError`` with the path on failure."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"could not read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{path} must hold a JSON object")
+    return data
+
+
+def check_pairs(pairs: Sequence[Pair]) -> list[Pair]:
+    """Validate the input: a sequence of (str, str); raises ``InputError`` otherwise."""
+    from guardrail.errors import InputError
+
+    if isinstance(pairs, (str, bytes)):
+        raise InputError("predict() takes a list of (premise, hypothesis) pairs, not a string")
+    checked: list[Pair] = []
+    for k, pair in enumerate(pairs):
+        if (
+            not isinstance(pair, (tuple, list))
+            or len(pair) != 2
+            or not all(isinstance(x, str) for x in pair)
+        ):
+            raise InputError(f"pair {k} must be a (premise, hypothesis) tuple of two strings")
+        checked.append((pair[0], pair[1]))
+    return checked

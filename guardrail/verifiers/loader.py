@@ -1,0 +1,157 @@
+"""``load_verifier``: turn a spec into a :class:`Verifier`, loading each model once per process.
+
+Specs:
+
+- ``None`` / ``"bundled"`` — the model shipped in ``guardrail/verifiers/bundled/`` (ONNX);
+- a local directory with ``model.onnx`` — :class:`~guardrail.verifiers.onnx_backend.OnnxVerifier`;
+- a local directory with a transformers model, or a Hugging Face id —
+  :class:`~guardrail.verifiers.hf_backend.HFVerifier`;
+- ``"llm:groq:<model>"`` (e.g. ``llm:groq:llama-3.1-8b-instant``, needs ``GROQ_API_KEY``) or a
+  LangChain chat model object — :class:`~guardrail.verifiers.llm_judge.LLMJudgeVerifier`;
+- a :class:`Verifier` — returned as is.
+
+Example::
+
+    from guardrail.verifiers import load_verifier
+    v = load_verifier()                                           # offline default
+    v = load_verifier("cross-encoder/nli-deberta-v3-xsmall")      # online
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from guardrail.errors import ConfigError, ModelLoadError
+from guardrail.verifiers.base import Verifier
+
+logger = logging.getLogger(__name__)
+
+BUNDLED_ALIASES = frozenset({"bundled", "offline", "offline:bundled", "default"})
+LLM_PREFIX = "llm:"
+
+_cache: dict[tuple[str, Any], Verifier] = {}
+_key_locks: dict[tuple[str, Any], threading.Lock] = {}
+_lock = threading.Lock()
+
+
+def bundled_dir() -> Path:
+    """The folder of the verifier shipped inside guardrail."""
+    from guardrail.models import bundled_verifier_path
+
+    return bundled_verifier_path()
+
+
+def load_verifier(spec: Any = None, **options: Any) -> Verifier:
+    """Return the verifier for ``spec``, cached per spec (and options) for the process.
+
+    Args:
+        spec: see the module docstring.
+        options: passed to the backend (``threads``, ``batch_size``, ``max_tokens``; for the
+            LLM judge ``max_concurrency``).
+
+    Raises:
+        ModelLoadError: the model is missing or cannot be loaded (e.g. no bundled model yet).
+        ConfigError: the spec is not understood.
+    """
+    if isinstance(spec, Verifier):
+        return spec
+    key = _cache_key(spec, options)
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    with _lock:
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:  # one load per spec; different specs load in parallel
+        cached = _cache.get(key)
+        if cached is None:
+            cached = _build(spec, options)
+            _cache[key] = cached
+        return cached
+
+
+def clear_cache() -> None:
+    """Forget every loaded verifier (tests, or to free memory)."""
+    with _lock:
+        _cache.clear()
+        _key_locks.clear()
+
+
+def _cache_key(spec: Any, options: dict[str, Any]) -> tuple[str, Any]:
+    opts = tuple(sorted(options.items()))
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
+        return ("bundled", opts)
+    if isinstance(spec, (str, Path)):
+        text = str(spec).strip()
+        path = Path(text).expanduser()
+        if path.exists():
+            return (str(path.resolve()), opts)
+        return (text, opts)
+    # A chat model object: keyed by identity (the cached judge keeps the object alive).
+    return (f"object:{id(spec)}", opts)
+
+
+def _build(spec: Any, options: dict[str, Any]) -> Verifier:
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
+        return _load_bundled(options)
+    if isinstance(spec, (str, Path)):
+        text = str(spec).strip()
+        if not text:
+            raise ConfigError("empty verifier spec; use None for the bundled model")
+        if text.startswith(LLM_PREFIX):
+            from guardrail.verifiers.llm_judge import LLMJudgeVerifier, chat_model_from_spec
+
+            return LLMJudgeVerifier(chat_model_from_spec(text[len(LLM_PREFIX) :]), **options)
+        path = Path(text).expanduser()
+        if path.is_dir():
+            return _load_dir(path, options)
+        if path.exists():
+            raise ConfigError(f"verifier spec {text!r} is a file; give the model's directory")
+        if text.startswith((".", "/", "~")):
+            raise ModelLoadError(f"no verifier model at {text!r}")
+        from guardrail.verifiers.hf_backend import HFVerifier
+
+        return HFVerifier(text, **options)
+    if _is_chat_model(spec):
+        from guardrail.verifiers.llm_judge import LLMJudgeVerifier
+
+        return LLMJudgeVerifier(spec, **options)
+    raise ConfigError(
+        f"cannot make a verifier from {type(spec).__name__}; pass None, a path, a Hugging Face "
+        "id, 'llm:groq:<model>' or a LangChain chat model"
+    )
+
+
+def _load_bundled(options: dict[str, Any]) -> Verifier:
+    path = bundled_dir()
+    if not (path / "model.onnx").exists():
+        raise ModelLoadError(
+            f"the bundled verifier is not in this build yet ({path} has no model.onnx). "
+            "Train and export one with `guardrail train-verifier --data PAIRS --out DIR` and "
+            "copy DIR/export/* there, or pass a model path / Hugging Face id as the verifier"
+        )
+    from guardrail.verifiers.onnx_backend import OnnxVerifier
+
+    return OnnxVerifier(path, **options)
+
+
+def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
+    if (path / "model.onnx").exists():
+        from guardrail.verifiers.onnx_backend import OnnxVerifier
+
+        return OnnxVerifier(path, **options)
+    if (path / "config.json").exists():
+        from guardrail.verifiers.hf_backend import HFVerifier
+
+        return HFVerifier(path, **options)
+    raise ModelLoadError(f"{path} holds neither model.onnx nor a transformers config.json")
+
+
+def _is_chat_model(obj: Any) -> bool:
+    try:
+        from langchain_core.language_models import BaseChatModel
+    except ImportError:  # pragma: no cover - langchain-core is a core dependency
+        return False
+    return isinstance(obj, BaseChatModel)

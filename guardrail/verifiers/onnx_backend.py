@@ -1,0 +1,118 @@
+"""The fast CPU backend: an exported cross-encoder on ONNX Runtime (no torch needed).
+
+A model directory holds ``model.onnx`` (int8 or fp32), ``tokenizer.json`` and ``config.json``
+(``id2label`` and ``max_length``, the pair length the model was trained at), as written by
+:func:`guardrail.verifiers.export.export_onnx`. The bundled offline verifier is such a folder.
+
+Example::
+
+    verifier = OnnxVerifier("guardrail/verifiers/bundled", threads=2)
+    verifier.predict([("A man is sleeping.", "A man is awake.")])
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from guardrail.errors import ModelLoadError, VerifierError
+from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.encoding import PairEncoder, check_pairs, read_json
+from guardrail.verifiers.labels import LabelMap
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 512
+
+
+class OnnxVerifier(Verifier):
+    """Scores pairs with ONNX Runtime.
+
+    Args:
+        model_dir: folder with ``model.onnx``, ``tokenizer.json`` and ``config.json``.
+        threads: intra-op threads of the session (0 = ONNX Runtime's default, all cores).
+        batch_size: pairs per forward pass (pairs are length-sorted, then batched).
+        max_tokens: longest pair fed to the model; default ``config.json``'s ``max_length``
+            (capped by ``max_position_embeddings``).
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        *,
+        threads: int = 0,
+        batch_size: int = 32,
+        max_tokens: int | None = None,
+    ) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - a core dependency
+            from guardrail.errors import MissingDependencyError
+
+            raise MissingDependencyError("onnxruntime") from exc
+        path = Path(model_dir)
+        model_file = path / "model.onnx"
+        if not model_file.exists():
+            raise ModelLoadError(f"no model.onnx in {path}")
+        config = read_json(path / "config.json")
+        self.labels = LabelMap.from_id2label(config.get("id2label", {}), str(path))
+        self.max_tokens = _max_tokens(config, max_tokens)
+        self.name = str(config.get("name_or_path") or path)
+        self.batch_size = max(1, int(batch_size))
+        self._encoder = PairEncoder.from_dir(path, self.max_tokens)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(0, int(threads))
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self._session = ort.InferenceSession(
+                str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise ModelLoadError(f"ONNX Runtime could not load {model_file}: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self._inputs
+        if missing:
+            raise ModelLoadError(f"{model_file} lacks inputs {sorted(missing)}")
+        outputs = self._session.get_outputs()
+        self._output = outputs[0].name
+        logger.info(
+            "loaded ONNX verifier %s (%d labels, max_tokens %d, threads %s)",
+            path,
+            self.labels.num_labels,
+            self.max_tokens,
+            threads or "default",
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return self._encoder.count_tokens(text)
+
+    def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
+        pairs = check_pairs(pairs)
+        if not pairs:
+            return []
+        logits = np.zeros((len(pairs), self.labels.num_labels), dtype=np.float64)
+        try:
+            for batch in self._encoder.batches(pairs, self.batch_size):
+                feed: dict[str, Any] = {
+                    "input_ids": batch.input_ids,
+                    "attention_mask": batch.attention_mask,
+                }
+                if "token_type_ids" in self._inputs:
+                    feed["token_type_ids"] = batch.token_type_ids
+                (out,) = self._session.run([self._output], feed)
+                logits[batch.indices] = out
+        except Exception as exc:
+            raise VerifierError(f"ONNX verifier {self.name} failed: {exc}") from exc
+        return self.labels.predictions(logits)
+
+
+def _max_tokens(config: dict[str, Any], override: int | None) -> int:
+    limit = int(config.get("max_position_embeddings") or DEFAULT_MAX_TOKENS)
+    wanted = override or int(config.get("max_length") or DEFAULT_MAX_TOKENS)
+    return max(8, min(limit, wanted))
+

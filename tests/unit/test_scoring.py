@@ -1,0 +1,172 @@
+"""Confidence and recommendation (seed 004 stage 5): pure functions, each band boundary."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.config import ConfidenceWeights, HandlingThresholds
+from guardrail.report import (
+    CoherenceIssue,
+    CoherenceResult,
+    Correction,
+    CorrectionType,
+    ClaimValidation,
+    DimensionScore,
+    ExtractedClaim,
+    FactualStats,
+    FactualValidationResult,
+    HallucinationFlag,
+    HallucinationType,
+    QUDRelevance,
+    Span,
+    ValidationStatus,
+)
+from guardrail.scoring import (
+    confidence_score,
+    final_confidence,
+    hallucination_score,
+    recommend,
+    regeneration_guidance,
+    severity_penalty,
+)
+
+T = HandlingThresholds()
+
+
+def flag(kind: HallucinationType, conf: float, content: str = "x") -> HallucinationFlag:
+    return HallucinationFlag(
+        type=kind, span=Span(start=0, end=len(content)), content=content, confidence=conf, severity=0.5
+    )
+
+
+def contradiction(subject: str, attr: str, obj: str, kb: str, conf: float) -> ClaimValidation:
+    claim = ExtractedClaim(
+        text=f"{subject} {attr} {obj}", subject=subject, predicate=attr, object=obj,
+        span=Span(start=0, end=10), attribute=attr,
+    )
+    return ClaimValidation(claim=claim, status=ValidationStatus.CONTRADICTED, confidence=conf, kb_value=kb)
+
+
+@pytest.mark.parametrize(
+    ("score", "action"),
+    [
+        (1.0, "accept"),
+        (0.90, "accept"),
+        (0.8999, "accept_with_flags"),
+        (0.75, "accept_with_flags"),
+        (0.7499, "correct_and_deliver"),
+        (0.50, "correct_and_deliver"),
+        (0.4999, "regenerate"),
+        (0.30, "regenerate"),
+        (0.2999, "human_review"),
+        (0.0, "human_review"),
+    ],
+)
+def test_band_boundaries(score: float, action: str) -> None:
+    rec = recommend(score, None, None, [], [], T)
+    assert rec.action == action
+
+
+def test_unchecked_answer_is_never_accepted() -> None:
+    rec = recommend(1.0, None, None, [], [], T, unchecked=["stage hallucination failed (boom)"])
+    assert rec.action == "human_review"
+    assert "boom" in rec.reason
+
+
+def test_hallucination_score_weights_type_and_confidence() -> None:
+    assert hallucination_score([]) == 1.0
+    # fabricated fact (severity 1.0) at confidence 0.8 → 1 - 0.8
+    assert hallucination_score([flag(HallucinationType.FABRICATED_FACT, 0.8)]) == pytest.approx(0.2)
+    # unsupported (0.5) at 1.0 and temporal (0.7) at 1.0 → mean 0.6 → 0.4
+    both = [flag(HallucinationType.UNSUPPORTED_CLAIM, 1.0), flag(HallucinationType.TEMPORAL_ERROR, 1.0)]
+    assert hallucination_score(both) == pytest.approx(0.4)
+
+
+def test_penalties_are_capped_at_half() -> None:
+    factual = FactualValidationResult(
+        claim_validations=[contradiction("John", "email", "a", "b", 0.95) for _ in range(5)]
+    )
+    assert severity_penalty(None, factual, []) == pytest.approx(0.5)
+    one = FactualValidationResult(claim_validations=[contradiction("J", "e", "a", "b", 0.95)])
+    assert severity_penalty(None, one, []) == pytest.approx(0.15)
+    low = FactualValidationResult(claim_validations=[contradiction("J", "e", "a", "b", 0.9)])
+    assert severity_penalty(None, low, []) == 0.0
+    coh = CoherenceResult(issues=[CoherenceIssue(type="t", description="d", severity=0.9)])
+    assert severity_penalty(coh, None, [flag(HallucinationType.FABRICATED_FACT, 0.9)]) == pytest.approx(0.2)
+
+
+def test_confidence_weights_and_missing_components() -> None:
+    coh = CoherenceResult(score=0.8, entity_consistency=DimensionScore(score=0.6))
+    fact = FactualValidationResult(score=0.5)
+    b = confidence_score(coh, fact, [], ConfidenceWeights())
+    assert b.raw == pytest.approx(0.25 * 0.8 + 0.35 * 0.5 + 0.30 * 1.0 + 0.10 * 0.6)
+    assert b.missing == []
+    # factual stage did not run: weights renormalised over the rest
+    b2 = confidence_score(coh, None, [], ConfidenceWeights())
+    assert b2.missing == ["factual"]
+    assert b2.raw == pytest.approx((0.25 * 0.8 + 0.30 * 1.0 + 0.10 * 0.6) / 0.65)
+    b3 = confidence_score(None, None, None, ConfidenceWeights())
+    assert b3.raw == 0.0 and final_confidence(b3) == 0.0
+
+
+def test_final_confidence_subtracts_penalty_and_clamps() -> None:
+    fact = FactualValidationResult(
+        score=0.2, claim_validations=[contradiction("J", "e", "a", "b", 0.99) for _ in range(4)]
+    )
+    b = confidence_score(None, fact, None, ConfidenceWeights())
+    assert b.penalty == pytest.approx(0.5)
+    assert final_confidence(b) == 0.0
+
+
+def test_guidance_names_values_questions_and_spans() -> None:
+    coh = CoherenceResult(qud_relevance=QUDRelevance(score=0.1, addresses_qud=False))
+    fact = FactualValidationResult(
+        claim_validations=[contradiction("John Smith", "department", "Marketing", "Engineering", 1.0)],
+        stats=FactualStats(total=1, contradicted=1),
+    )
+    flags = [flag(HallucinationType.FABRICATED_FACT, 0.9, "released by Google")]
+    items = regeneration_guidance(coh, fact, flags)
+    text = " ".join(items)
+    assert "directly address the user's question" in text
+    assert "For John Smith's department, the correct value is 'Engineering'." in text
+    assert "released by Google" in text
+    rec = recommend(0.4, coh, fact, flags, [], T)
+    assert rec.action == "regenerate" and "Engineering" in rec.guidance
+
+
+def test_accept_with_flags_collects_uncertain_spans() -> None:
+    unverifiable = ClaimValidation(
+        claim=ExtractedClaim(text="t", subject="s", predicate="p", object="o", span=Span(start=3, end=9)),
+        status=ValidationStatus.UNVERIFIABLE,
+    )
+    fact = FactualValidationResult(claim_validations=[unverifiable])
+    flags = [flag(HallucinationType.UNSUPPORTED_CLAIM, 0.6), flag(HallucinationType.UNSUPPORTED_CLAIM, 0.95)]
+    rec = recommend(0.8, None, fact, flags, [], T)
+    assert rec.action == "accept_with_flags"
+    assert [(s.start, s.end) for s in rec.flags] == [(3, 9), (0, 1)]
+    assert rec.severity.value == "low"
+
+
+def test_correct_and_deliver_carries_non_annotation_corrections() -> None:
+    fix = Correction(type=CorrectionType.FACTUAL, span=Span(start=0, end=3), original="a", replacement="b")
+    note = Correction(type=CorrectionType.ANNOTATION, span=Span(start=0, end=3), original="a", replacement="a [unverified]")
+    rec = recommend(0.6, None, None, [], [fix, note], T)
+    assert rec.action == "correct_and_deliver"
+    assert rec.corrections == [fix]
+
+
+def test_human_review_reason_counts_contradictions() -> None:
+    fact = FactualValidationResult(
+        claim_validations=[contradiction("J", "e", "a", "b", 1.0)],
+        stats=FactualStats(total=3, contradicted=3, history_conflicts=2),
+    )
+    rec = recommend(0.1, CoherenceResult(score=0.2), fact, [flag(HallucinationType.FABRICATED_FACT, 0.9)], [], T)
+    assert rec.action == "human_review"
+    assert "10%" in rec.reason
+    assert "contradicts 3 known fact(s) and 2 dialogue turn(s)" in rec.reason
+    assert "incoherent" in rec.reason
+
+
+def test_thresholds_must_be_ordered() -> None:
+    with pytest.raises(ValueError):
+        HandlingThresholds(accept=0.5, flag=0.75)
