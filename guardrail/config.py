@@ -114,6 +114,19 @@ class HallucinationConfig(BaseModel):
     logical_consistency: bool = True
     """Check pairs of the response's own sentences against each other."""
     max_claims: int = 64
+    claim_source: Literal["sentences", "llm"] = "sentences"
+    """``llm``: atomic claims from a LangChain chat model injected as the resource
+    ``"claim_llm"`` (``guardrail.resources.set("claim_llm", chat_model)``), mapped back to spans."""
+    logic_min_similarity: float = 0.4
+    """Sentence pairs of the response at least this similar (cosine) are checked for contradiction."""
+    max_logic_pairs: int = 32
+    """At most this many sentence pairs are checked for logical consistency."""
+    prior_turn_candidates: int = 2
+    """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts."""
+    prior_min_similarity: float = 0.4
+    """Earlier-turn sentences less similar than this (cosine) to a claim are not compared."""
+    entity_check: bool = True
+    """Flag names, numbers and dates of unsupported claims found in no evidence (NONEXISTENT_ENTITY)."""
 
 
 class CoherenceWeights(BaseModel):
@@ -130,14 +143,39 @@ class CoherenceConfig(BaseModel):
     weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
     qud_not_addressed: float = 0.3
     qud_partially_addressed: float = 0.7
+    qud_addresses: float = 0.5
+    """QUD score at or above which ``addresses_qud`` is true (seed 004)."""
+    history_turns: int = 6
+    """How many of the latest dialogue turns form the context (topic, discourse, reference)."""
+    topic_drift: float = 0.25
+    """A response sentence whose topic score is below this is flagged as drifting."""
+    topic_cosine_floor: float = 0.10
+    """Cosine at or below which a sentence counts as semantically unrelated to the topic graph."""
+    topic_cosine_ceiling: float = 0.45
+    """Cosine at or above which a sentence counts as fully on topic."""
+    entity_slot_similarity: float = 0.35
+    """Minimum embedding similarity for an asserted value to speak about a known attribute."""
+    presupposition_similarity: float = 0.70
+    """Verb similarity above which a presupposed event counts as mentioned in the context."""
+    clarification_similarity: float = 0.35
+    """Minimum similarity of a question back to the last turn for it to count as clarification."""
+    act_prototype_similarity: float = 0.55
+    """Minimum similarity to a prototype sentence for the act classifier's embedding fallback."""
 
 
 class FactConfig(BaseModel):
     edit_distance_ratio: float = 0.1
     """Values closer than this normalised edit distance count as equal (seed 004)."""
-    predicate_similarity: float = 0.55
-    """Minimum embedding similarity for mapping a predicate onto a KB attribute."""
+    predicate_similarity: float = 0.5
+    """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
+    synonyms) for mapping a predicate onto a KB attribute."""
     check_history: bool = True
+    history_verifier: bool = True
+    """Also check claims against earlier turns with the NLI verifier (else by value only)."""
+    history_contradiction: float = 0.8
+    """Minimum verifier contradiction probability for a dialogue-history conflict."""
+    history_max_turns: int = 20
+    """How many of the most recent turns the history check reads."""
 
 
 class CorrectionConfig(BaseModel):
@@ -148,6 +186,11 @@ class CorrectionConfig(BaseModel):
     remove_severe: bool = False
     """Remove sentences with a critical flag instead of annotating them."""
     max_corrections: int = 20
+    annotation_min_confidence: float = 0.5
+    """Hallucination flags at least this confident are annotated in ``annotated``."""
+    removal_min_confidence: float = 0.9
+    """With ``remove_severe``: a flag of severity ≥ 0.9 at least this confident removes its
+    sentence."""
 
 
 class ModelsConfig(BaseModel):

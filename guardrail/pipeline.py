@@ -215,6 +215,8 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         for step in steps[1:]:
             chain = chain | step
         self._chain: Runnable[PipelineState, GuardReport] = chain
+        # Run step by step (not through the sequence) so each stage is a direct child run.
+        self._steps: list[Runnable[Any, Any]] = steps
 
     @property
     def InputType(self) -> type[GuardInput]:  # noqa: N802 - LangChain's name
@@ -246,12 +248,20 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
     def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
         state = self.prepare(value)
         child = patch_config(config, callbacks=run_manager.get_child())
-        return self._chain.invoke(state, child)
+        out: Any = state
+        for step in self._steps:
+            out = step.invoke(out, child)
+        report: GuardReport = out
+        return report
 
     async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
         state = self.prepare(value)
         child = patch_config(config, callbacks=run_manager.get_child())
-        return await self._chain.ainvoke(state, child)
+        out: Any = state
+        for step in self._steps:
+            out = await step.ainvoke(out, child)
+        report: GuardReport = out
+        return report
 
     def _tracing_config(self, config: RunnableConfig | None, value: Any) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]

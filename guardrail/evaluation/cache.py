@@ -20,6 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from guardrail.errors import VerifierError
 from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
@@ -77,6 +78,12 @@ class CachingVerifier(Verifier):
             self._conn.commit()
         except sqlite3.Error as exc:
             raise VerifierError(f"could not open the score cache {self.path}: {exc}") from exc
+
+    def __getattr__(self, attr: str) -> Any:
+        # Anything else (``count_tokens``, ``labels`` …) is the wrapped verifier's.
+        if attr == "inner":
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
 
     def _lookup(self, keys: list[str]) -> dict[str, NLIPrediction]:
         found: dict[str, NLIPrediction] = {}

@@ -30,7 +30,9 @@ Generic JSON Lines format (one object per line)::
                   {"text": "...", "score": 0.8}],
      "label": 1,                              # 1 / true / "hallucinated" = unsupported,
                                               # 0 / false / "faithful" = supported
-     "spans": [[19, 22]]}                     # optional: hallucinated [start, end) offsets
+     "spans": [[19, 22]],                     # optional: hallucinated [start, end) offsets
+     "knowledge_base": "kb.json"}             # optional: what GuardInput.knowledge_base takes
+                                              # (enables the ``facts`` condition)
 """
 
 from __future__ import annotations
@@ -239,6 +241,13 @@ def _label_value(value: Any, where: str) -> int:
     raise InputError(f"{where}: label must be 0/1, true/false or hallucinated/faithful")
 
 
+def _kb_value(path: Path, value: Any) -> Any:
+    """A relative knowledge-base path is relative to the JSONL file."""
+    if isinstance(value, str) and not Path(value).is_absolute():
+        return str(path.parent / value)
+    return value
+
+
 def load_jsonl(path: Path, split: str | None) -> Iterator[EvalExample]:
     """The generic JSON Lines format (see the module docstring)."""
     for n, row in enumerate(_read_jsonl(path)):
@@ -266,7 +275,10 @@ def load_jsonl(path: Path, split: str | None) -> Iterator[EvalExample]:
             dataset=f"jsonl:{path.name}",
             split=split or str(row.get("split") or ""),
             spans=spans,
-            meta={"passage_scores": [p.get("score") if isinstance(p, dict) else None for p in raw]},
+            meta={
+                "passage_scores": [p.get("score") if isinstance(p, dict) else None for p in raw],
+                "knowledge_base": _kb_value(path, row.get("knowledge_base")),
+            },
         )
 
 
@@ -299,7 +311,10 @@ DATASET_NAMES = (
 
 
 def load_dataset(
-    name: str, data_dir: str | Path | None = None, split: str | None = None, limit: int | None = None
+    name: str,
+    data_dir: str | Path | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> list[EvalExample]:
     """Load dataset ``name`` from ``data_dir`` (``jsonl:PATH`` needs no directory).
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -134,12 +135,13 @@ class KnowledgeBase(ABC):
             return None
         rows = self.lookup_name(mention)
         if rows:
-            for rank in (
+            ranks: list[Callable[[tuple[str, str, bool]], bool]] = [
                 lambda r: r[1] == mention and not r[2],  # exact canonical name
                 lambda r: r[1] == mention,  # exact alias
                 lambda r: not r[2],  # case-insensitive canonical name
                 lambda r: True,  # case-insensitive alias
-            ):
+            ]
+            for rank in ranks:
                 ids = {r[0] for r in rows if rank(r)}
                 if len(ids) == 1:
                     return self.get(ids.pop())

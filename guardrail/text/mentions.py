@@ -94,7 +94,7 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip()
-    return not before or before[-1] in ".!?。！？:\n\"“"
+    return not before or before[-1] in '.!?。！？:\n"“'
 
 
 def find_mentions(text: str, nlp: Any = None) -> list[Mention]:

@@ -9,7 +9,7 @@ Rules, in order:
 - A ``.`` does not end a sentence after a known abbreviation (``Dr.``, ``e.g.``, ``Inc.``), a
   single-letter initial (``J. K. Rowling``), a dotted acronym (``U.S.``) or a list number at the
   start of a line (``1.``). Decimals (``3.14``) never split because no whitespace follows.
-- A blank line, or a line break before a list item (``-``, ``*``, ``•``, ``1.``, ``2)``, ``a)``),
+- A blank line, or a line break before a list item (``-``, ``*``, ``•``, ``1.``, ``2)``, ``a)``, ``(b)``),
   ends a sentence; the list marker is not part of the item's span.
 
 Example::
@@ -34,7 +34,7 @@ CJK_TERMINATORS = "。！？!?"
 """Sentence ends in CJK text (full-width forms)."""
 CLOSERS = "\"'”’»）)]}」』】"
 """Closing quotes and brackets that belong to the sentence they follow."""
-_LIST_MARKER = re.compile(r"[ \t]*(?:[-*•·▪–]|\d{1,3}[.)]|[a-zA-Z][.)]|\(\d{1,3}\))[ \t]+")
+_LIST_MARKER = re.compile(r"[ \t]*(?:[-*•·▪–]|\d{1,3}[.)]|\(?[a-z]\)|\(\d{1,3}\))[ \t]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
@@ -115,7 +115,7 @@ def _boundaries(text: str) -> list[int]:
             continue
         if ch == "\n":
             k = i + 1
-            if k < n and text[k] == "\n" or _LIST_MARKER.match(text, k):
+            if (k < n and text[k] == "\n") or _LIST_MARKER.match(text, k):
                 ends.append(i)
         i += 1
     ends.append(n)

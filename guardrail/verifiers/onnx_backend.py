@@ -115,4 +115,3 @@ def _max_tokens(config: dict[str, Any], override: int | None) -> int:
     limit = int(config.get("max_position_embeddings") or DEFAULT_MAX_TOKENS)
     wanted = override or int(config.get("max_length") or DEFAULT_MAX_TOKENS)
     return max(8, min(limit, wanted))
-

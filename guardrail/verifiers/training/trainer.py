@@ -53,6 +53,9 @@ class TrainConfig:
     freeze_word_embeddings: bool = True
     """Keep the word-embedding matrix fixed (a third of the weights; saves optimizer time)."""
     max_length_cap: int = 160
+    max_steps: int = 0
+    """End the run (and the learning-rate decay) after this many steps; 0 = all sampled pairs.
+    May be changed on resume: the decay is recomputed from the current step."""
     threads: int = 0
     max_minutes: float = 0.0
     """Stop (with a checkpoint) after this many minutes of this process; 0 = no limit."""
@@ -144,6 +147,9 @@ class Trainer:
         order = sampling_order(train, cfg.num_samples, cfg.dataset_weights, cfg.seed)
         batches = bucketed_batches(order, _approx_lengths(train), cfg.batch_size, 64, cfg.seed)
         total_steps = len(batches)
+        if cfg.max_steps and cfg.max_steps < total_steps:
+            # A shorter run over the same sampled order: the LR schedule ends at max_steps.
+            total_steps = cfg.max_steps
 
         if resume:
             model = AutoModelForSequenceClassification.from_pretrained(str(ckpt))

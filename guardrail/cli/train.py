@@ -1,0 +1,190 @@
+"""``guardrail train-verifier`` and ``guardrail export-verifier``.
+
+``train-verifier`` fine-tunes the NLI cross-encoder (resuming from ``OUT/checkpoint`` when
+rerun with the same arguments), evaluates it on the held-out dev split, exports it to int8
+ONNX in ``OUT/export/`` and writes the model card there. ``export-verifier`` exports any
+transformers NLI model directory the same way.
+
+Example::
+
+    guardrail train-verifier --data ../shared/data/nli-train/pairs.jsonl.gz --out runs/v2 \\
+        --num-samples 96000 --threads 2 --max-minutes 100
+    guardrail export-verifier runs/v2/model --out /tmp/verifier-onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SOURCES = "SOURCES.md"
+CHECK_PAIRS = 300
+
+
+def register(sub: Any) -> None:
+    """Add the ``train-verifier`` and ``export-verifier`` subcommands."""
+    train = sub.add_parser("train-verifier", help="fine-tune, evaluate and export the NLI verifier")
+    train.add_argument(
+        "--data", required=True, help="JSONL(.gz) of premise/hypothesis/label/dataset"
+    )
+    train.add_argument(
+        "--out", required=True, help="run directory (rerun the same command to resume)"
+    )
+    train.add_argument("--num-samples", type=int, default=240_000, help="pairs drawn for the run")
+    train.add_argument("--batch-size", type=int, default=32)
+    train.add_argument("--lr", type=float, default=1e-4, help="peak learning rate")
+    train.add_argument("--seed", type=int, default=13)
+    train.add_argument(
+        "--max-minutes", type=float, default=0.0, help="stop (checkpointed) after M minutes"
+    )
+    train.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
+    train.add_argument(
+        "--checkpoint-every", type=int, default=250, help="steps between checkpoints"
+    )
+    train.add_argument("--max-length", type=int, default=0, help="pair tokens (0 = from the data)")
+    train.add_argument(
+        "--max-steps", type=int, default=0, help="end the run (and LR decay) at this step"
+    )
+    train.add_argument(
+        "--base-model", default=None, help="starting weights (default: all-MiniLM-L6-v2)"
+    )
+    train.add_argument(
+        "--sources", default=None, help="SOURCES.md for licence notes (default: beside --data)"
+    )
+    train.add_argument("--no-export", action="store_true", help="skip the ONNX export")
+    train.set_defaults(func=run_train)
+
+    export = sub.add_parser("export-verifier", help="export an NLI model directory to int8 ONNX")
+    export.add_argument("model_dir", help="transformers sequence-classification model directory")
+    export.add_argument(
+        "--out", required=True, help="output folder (model.onnx, tokenizer.json, ...)"
+    )
+    export.add_argument("--no-quantize", action="store_true", help="keep fp32 weights")
+    export.add_argument("--max-length", type=int, default=None, help="pair tokens to record")
+    export.add_argument("--check-data", default=None, help="JSONL(.gz) pairs for the int8 check")
+    export.add_argument("--check-pairs", type=int, default=CHECK_PAIRS)
+    export.set_defaults(func=run_export)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from guardrail.verifiers.training.trainer import TrainConfig, Trainer
+
+    config = TrainConfig(
+        data=str(args.data),
+        out=str(args.out),
+        base_model=args.base_model,
+        num_samples=args.num_samples,
+        batch_size=args.batch_size,
+        learning_rate=args.lr,
+        seed=args.seed,
+        max_minutes=args.max_minutes,
+        threads=args.threads,
+        checkpoint_every=args.checkpoint_every,
+        max_length=args.max_length,
+        max_steps=args.max_steps,
+    )
+    final = Trainer(config).run()
+    if final.name != "model":
+        state = json.loads((final / "state.json").read_text())
+        print(f"stopped at step {state['step']} (time limit); rerun the same command to resume")
+        return 0
+    print(f"trained model: {final}")
+    finish_run(config, final, sources=args.sources, export=not args.no_export)
+    return 0
+
+
+def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -> Path:
+    """Evaluate on the dev split, export to ``OUT/export`` and write the model card."""
+    import numpy as np
+
+    from guardrail.verifiers.card import build_card, data_mix, render_card
+    from guardrail.verifiers.training.data import (
+        bucketed_batches,
+        read_pairs,
+        sampling_order,
+        split_dev,
+    )
+    from guardrail.verifiers.training.trainer import evaluate_dev
+
+    out = Path(config.out)
+    pairs = read_pairs(config.data)
+    train, dev = split_dev(pairs, config.dev_fraction, config.seed)
+    order = sampling_order(train, config.num_samples, config.dataset_weights, config.seed)
+    lengths = np.array([len(p.premise) + len(p.hypothesis) for p in train], dtype=np.int64)
+    batches = bucketed_batches(order, lengths, config.batch_size, 64, config.seed)  # as Trainer
+    steps = min(config.max_steps or len(batches), len(batches))
+    mix = data_mix([p.dataset for p in train], np.concatenate(batches[:steps]))
+    scores = evaluate_dev(final, dev)
+    (out / "dev_scores.json").write_text(json.dumps(scores, indent=2))
+    print("dev scores: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+    result = None
+    target = out / "export"
+    if export:
+        from guardrail.verifiers.export import export_onnx
+
+        check = [(p.premise, p.hypothesis) for p in dev[:CHECK_PAIRS]]
+        result = export_onnx(final, target, max_length=config.max_length, check_pairs=check)
+        print(_describe(result))
+    else:
+        target.mkdir(parents=True, exist_ok=True)
+    source_file = Path(sources) if sources else Path(config.data).parent / DEFAULT_SOURCES
+    card = build_card(
+        out, data_mix_counts=mix, dev_scores=scores, export=result, sources=source_file
+    )
+    text = render_card(card)
+    (target / "MODEL_CARD.md").write_text(text, encoding="utf-8")
+    (out / "MODEL_CARD.md").write_text(text, encoding="utf-8")
+    print(f"model card: {target / 'MODEL_CARD.md'}")
+    return target
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from guardrail.verifiers.export import export_onnx
+
+    model_dir = Path(args.model_dir)
+    check = _check_pairs(model_dir, args.check_data, args.check_pairs)
+    result = export_onnx(
+        model_dir,
+        args.out,
+        quantize=not args.no_quantize,
+        max_length=args.max_length,
+        check_pairs=check,
+    )
+    print(_describe(result))
+    return 0
+
+
+def _check_pairs(model_dir: Path, data: str | None, n: int) -> list[tuple[str, str]]:
+    """Pairs for the int8 check: ``--check-data``, else the dev split of the model's training run."""
+    from guardrail.verifiers.training.data import read_pairs, split_dev
+
+    seed, fraction = 13, 0.02
+    if data is None:
+        for cfg_file in (model_dir / "train_config.json", model_dir.parent / "train_config.json"):
+            if cfg_file.exists():
+                cfg = json.loads(cfg_file.read_text())
+                data, seed, fraction = cfg.get("data"), int(cfg["seed"]), float(cfg["dev_fraction"])
+                break
+    if not data or not Path(data).exists():
+        logger.warning("no data for the int8 agreement check; pass --check-data")
+        return []
+    pairs = read_pairs(data)
+    _, dev = split_dev(pairs, fraction, seed)
+    return [(p.premise, p.hypothesis) for p in (dev or pairs)[:n]]
+
+
+def _describe(result: Any) -> str:
+    text = f"exported to {result.out_dir}: {result.size_mb} MB"
+    if result.int8_agreement is not None:
+        text += (
+            f", int8 vs fp32 agreement {100 * result.int8_agreement:.1f} % on "
+            f"{result.checked_pairs} pairs (max prob. diff {result.int8_max_abs_diff:.3f})"
+        )
+    if not result.within_size_limit:
+        text += " — over the 40 MB budget"
+    return text

@@ -1,0 +1,137 @@
+"""Annotations and removals: flag what could not be fixed, drop what must not be shown.
+
+Annotations are insertions at the end of a span of the original text:
+
+- ``[unverified]`` after an unverifiable claim;
+- ``[possible hallucination: …]`` after a claim in conflict with the KB (not corrected) or the
+  dialogue, and after a hallucination flag of at least ``min_flag_confidence`` whose span was
+  not already fixed by a factual correction.
+
+Several notes ending at the same position are merged into one bracket. With
+``remove_severe``, a sentence holding a flag at least ``removal_confidence`` sure, of a type
+with severity ≥ 0.9 (fabricated fact, contradicts fact, nonexistent entity), is removed.
+"""
+
+from __future__ import annotations
+
+from guardrail.correction.edits import Edit
+from guardrail.report import (
+    Correction,
+    CorrectionType,
+    FactualValidationResult,
+    HallucinationFlag,
+    Span,
+    ValidationStatus,
+)
+
+REMOVAL_PRIORITY = 4
+ANNOTATION_PRIORITY = 0
+SEVERE = 0.9
+
+
+def _overlaps(span: Span, others: list[tuple[int, int]]) -> bool:
+    return any(span.start < e and s < span.end for s, e in others)
+
+
+def annotation_edits(
+    text: str,
+    factual: FactualValidationResult | None,
+    flags: list[HallucinationFlag],
+    fixed: list[tuple[int, int]],
+    min_flag_confidence: float,
+) -> list[Edit]:
+    """Insertions ``" [note]"`` at span ends; ``fixed`` are spans already corrected."""
+    notes: dict[int, list[tuple[str, Span, float]]] = {}
+
+    def add(span: Span, note: str, confidence: float) -> None:
+        end = span.end
+        while end > span.start and text[end - 1] in ".,;:!? ":
+            end -= 1
+        bucket = notes.setdefault(end, [])
+        if all(n != note for n, _, _ in bucket):
+            bucket.append((note, span, confidence))
+
+    if factual is not None:
+        for v in factual.claim_validations:
+            obj = v.claim.object_span or v.claim.span
+            if v.status is ValidationStatus.UNVERIFIABLE:
+                add(v.claim.span, "unverified", 0.5)
+            elif v.status is ValidationStatus.CONTRADICTED and not _overlaps(obj, fixed):
+                add(
+                    v.claim.span,
+                    f"possible hallucination: the record says {v.kb_value}",
+                    v.confidence,
+                )
+            elif v.status is ValidationStatus.HISTORY_CONFLICT or (
+                v.turn_id is not None and not _overlaps(obj, fixed)
+            ):
+                add(
+                    v.claim.span,
+                    f"possible hallucination: conflicts with turn {v.turn_id}",
+                    v.confidence,
+                )
+    for flag in flags:
+        if flag.confidence < min_flag_confidence or _overlaps(flag.span, fixed):
+            continue
+        add(
+            flag.span,
+            f"possible hallucination: {flag.type.value.replace('_', ' ')}",
+            flag.confidence,
+        )
+    edits: list[Edit] = []
+    for end, bucket in sorted(notes.items()):
+        label = "; ".join(n for n, _, _ in bucket)
+        if len(bucket) > 1 and all(n.startswith("possible hallucination") for n, _, _ in bucket):
+            rest = [n.removeprefix("possible hallucination: ") for n, _, _ in bucket]
+            label = "possible hallucination: " + "; ".join(rest)
+        insertion = f" [{label}]"
+        span = bucket[0][1]
+        correction = Correction(
+            type=CorrectionType.ANNOTATION,
+            span=span,
+            original=text[span.start : span.end],
+            replacement=insertion.strip(),
+            confidence=max(c for _, _, c in bucket),
+            source="guardrail",
+            message=label,
+        )
+        edits.append(Edit(end, end, insertion, ANNOTATION_PRIORITY, correction))
+    return edits
+
+
+def removal_edits(
+    text: str,
+    sentences: list[tuple[int, int]],
+    flags: list[HallucinationFlag],
+    removal_confidence: float,
+) -> list[Edit]:
+    """Remove each sentence (``(start, end)`` ranges) that holds a severe, confident flag."""
+    edits: list[Edit] = []
+    for start, end in sentences:
+        severe = [
+            f
+            for f in flags
+            if f.confidence >= removal_confidence
+            and f.severity >= SEVERE
+            and start <= f.span.start < end
+        ]
+        if not severe:
+            continue
+        stop = end
+        while stop < len(text) and text[stop] == " ":
+            stop += 1  # take the space after the sentence with it
+        if stop == len(text):
+            while start > 0 and text[start - 1] == " ":
+                start -= 1  # the last sentence: take the space before it instead
+        reason = "; ".join(sorted({f.type.value for f in severe}))
+        correction = Correction(
+            type=CorrectionType.REMOVAL,
+            span=Span(start=start, end=stop),
+            original=text[start:stop],
+            replacement="",
+            confidence=max(f.confidence for f in severe),
+            source="guardrail",
+            message=f"removed: {reason}",
+        )
+        edits.append(Edit(start, stop, "", REMOVAL_PRIORITY, correction))
+    return edits

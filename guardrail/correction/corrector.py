@@ -1,0 +1,107 @@
+"""Response correction (seed 004 stage 4): one pass that plans every edit on the original.
+
+All edits — spelling and grammar, factual replacements, sentence removals, annotations — are
+planned against the ORIGINAL response, overlaps resolved by priority (removal > factual >
+grammar > spelling; annotations are insertions), and applied together from the end:
+
+- ``corrected`` = original + text edits (no annotations);
+- ``annotated`` = original + text edits + annotations.
+
+Every :class:`~guardrail.report.Correction` keeps its span into the original.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardrail.config import CorrectionConfig
+from guardrail.correction.annotate import annotation_edits, removal_edits
+from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
+from guardrail.correction.entities import new_entities
+from guardrail.correction.factual import FACTUAL_PRIORITY, factual_edits
+from guardrail.correction.spelling import grammar_corrections, spelling_corrections
+from guardrail.inputs import EntityInfo
+from guardrail.report import (
+    Correction,
+    CorrectionType,
+    FactualValidationResult,
+    HallucinationFlag,
+    NewEntity,
+)
+
+
+@dataclass(frozen=True)
+class CorrectionOutcome:
+    """The result of correcting one response."""
+
+    original: str
+    corrected: str
+    annotated: str
+    corrections: list[Correction] = field(default_factory=list)
+    new_entities: list[NewEntity] = field(default_factory=list)
+
+
+class ResponseCorrector:
+    """Plans and applies corrections.
+
+    Args:
+        config: the correction settings.
+        speller: a pyspellchecker ``SpellChecker`` (``None`` = no spelling correction).
+    """
+
+    def __init__(self, config: CorrectionConfig, speller: Any | None) -> None:
+        self.config = config
+        self.speller = speller
+
+    def correct(
+        self,
+        doc: Any,
+        factual: FactualValidationResult | None,
+        flags: list[HallucinationFlag],
+        registry: list[EntityInfo],
+        vocabulary: set[str],
+    ) -> CorrectionOutcome:
+        """Correct the response parsed as ``doc`` (a spaCy ``Doc`` of the original text)."""
+        cfg = self.config
+        text: str = doc.text
+        edits: list[Edit] = []
+        if cfg.auto_correct:
+            if cfg.spelling and self.speller is not None:
+                edits += spelling_corrections(doc, self.speller, vocabulary)
+                edits += grammar_corrections(doc)
+            edits += factual_edits(text, factual, cfg.factual_min_confidence)
+        if cfg.remove_severe:
+            sentences = [(s.start_char, s.end_char) for s in doc.sents]
+            edits += removal_edits(text, sentences, flags, cfg.removal_min_confidence)
+        text_edits = resolve_overlaps(edits)
+        text_edits = self._cap(text_edits)
+        fixed = [(e.start, e.end) for e in text_edits if e.priority >= FACTUAL_PRIORITY]
+        notes = annotation_edits(text, factual, flags, fixed, cfg.annotation_min_confidence)
+        removed = [e for e in text_edits if e.replacement == "" and e.priority > FACTUAL_PRIORITY]
+        notes = [n for n in notes if not any(r.start <= n.start < r.end for r in removed)]
+        all_edits = resolve_overlaps([*text_edits, *notes])
+        corrections = [e.tag for e in all_edits if isinstance(e.tag, Correction)]
+        return CorrectionOutcome(
+            original=text,
+            corrected=apply_edits(text, text_edits),
+            annotated=apply_edits(text, all_edits),
+            corrections=corrections,
+            new_entities=new_entities(doc, registry),
+        )
+
+    def _cap(self, edits: list[Edit]) -> list[Edit]:
+        """At most ``max_corrections`` text edits, the most important first."""
+        limit = self.config.max_corrections
+        if len(edits) <= limit:
+            return edits
+        ranked = sorted(edits, key=lambda e: (-e.priority, e.start))[:limit]
+        return sorted(ranked, key=lambda e: (e.start, e.end))
+
+
+def count_by_type(corrections: list[Correction]) -> dict[CorrectionType, int]:
+    """How many corrections of each type (for logs and reports)."""
+    out: dict[CorrectionType, int] = {}
+    for c in corrections:
+        out[c.type] = out.get(c.type, 0) + 1
+    return out

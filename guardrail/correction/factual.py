@@ -1,0 +1,56 @@
+"""Factual replacement: contradicted values replaced by the knowledge-base value.
+
+A contradicted claim is corrected only when its KB record's confidence is at least
+``min_confidence`` and the claim has the span of its object; the edit replaces exactly that
+span, so the rest of the sentence is untouched. Claims that are not corrected are annotated
+instead (see :mod:`guardrail.correction.annotate`).
+"""
+
+from __future__ import annotations
+
+from guardrail.correction.edits import Edit
+from guardrail.report import (
+    Correction,
+    CorrectionType,
+    FactualValidationResult,
+    ValidationStatus,
+)
+
+FACTUAL_PRIORITY = 3
+
+
+def factual_edits(
+    text: str, factual: FactualValidationResult | None, min_confidence: float
+) -> list[Edit]:
+    """One edit per correctable contradicted claim (``tag`` = its :class:`Correction`)."""
+    if factual is None:
+        return []
+    edits: list[Edit] = []
+    for index, validation in enumerate(factual.claim_validations):
+        claim = validation.claim
+        if (
+            validation.status is not ValidationStatus.CONTRADICTED
+            or validation.kb_value is None
+            or claim.object_span is None
+            or validation.confidence < min_confidence
+        ):
+            continue
+        span = claim.object_span
+        original = text[span.start : span.end]
+        if original != claim.object:
+            continue  # the span no longer points at the value: never edit blindly
+        source = f"knowledge base ({validation.source})" if validation.source else "knowledge base"
+        correction = Correction(
+            type=CorrectionType.FACTUAL,
+            span=span,
+            original=original,
+            replacement=validation.kb_value,
+            confidence=validation.confidence,
+            source=source,
+            message=(
+                f"{claim.subject}'s {claim.attribute or claim.predicate} is "
+                f"{validation.kb_value!r}, not {original!r} (claim {index})"
+            ),
+        )
+        edits.append(Edit(span.start, span.end, validation.kb_value, FACTUAL_PRIORITY, correction))
+    return edits

@@ -1,0 +1,333 @@
+"""Run evaluation conditions over a dataset through the real :class:`~guardrail.Guardrail`.
+
+For each condition a ``Guardrail`` is built from the condition's config with one shared
+:class:`~guardrail.evaluation.cache.CachingVerifier` injected, so verifier scores computed by
+one condition are reused by the others (and by later runs).
+
+Retrieval scores: the evaluation sets have no retriever, so each passage's score is the cosine
+similarity (the configured embedder, all-MiniLM-L6-v2 offline) between the query — or the
+response when the example has no query — and the passage, as a retriever would report it.
+T(rs) then sees the best of these, like in a RAG app.
+
+Prediction of an example: 1 when the verdict is HALLUCINATION, and also when it is UNVERIFIED
+(fail-closed: an answer that could not be checked is not accepted; counted as ``unverified``).
+Score (higher = more likely hallucinated): ``T(rs) − nli_score`` for the weakest-link policy,
+the larger margin of the two ratios over their thresholds for the ratio policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from guardrail.config import HallucinationConfig
+from guardrail.errors import GuardrailError
+from guardrail.evaluation.conditions import Condition, condition_config
+from guardrail.evaluation.datasets import EvalExample
+from guardrail.evaluation.results import (
+    ClaimScore,
+    ConditionMetrics,
+    ExampleResult,
+    write_condition,
+    write_json,
+)
+from guardrail.report import ClaimStatus, GuardReport, VerdictLabel
+from guardrail.verifiers.base import Verifier
+
+logger = logging.getLogger(__name__)
+
+
+def pipeline_available() -> bool:
+    """Whether this build has the claims and hallucination stages the conditions need."""
+    return all(
+        importlib.util.find_spec(f"guardrail.stages.{m}") is not None
+        for m in ("claims", "hallucination")
+    )
+
+
+def verifier_fingerprint(verifier: Verifier, spec: str | None) -> str:
+    """A cache key name for the verifier's weights: its name plus a digest of its files'
+    sizes and modification times (so retrained weights never hit stale scores)."""
+    from guardrail.verifiers import bundled_dir
+
+    folder = bundled_dir() if spec in (None, "bundled", "offline", "default") else Path(str(spec))
+    digest = hashlib.sha256()
+    if folder.is_dir():
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                st = f.stat()
+                digest.update(f"{f.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return f"{verifier.name}@{digest.hexdigest()[:12]}"
+
+
+def retrieval_scores(examples: Sequence[EvalExample], embedder: Any) -> list[list[float]]:
+    """Cosine(query or response, passage) per passage of each example (one batched encode)."""
+    texts: dict[str, int] = {}
+    for ex in examples:
+        for t in [ex.query or ex.response, *ex.passages]:
+            texts.setdefault(t, len(texts))
+    if not texts:
+        return [[] for _ in examples]
+    vecs = np.asarray(
+        embedder.encode(
+            list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ),
+        dtype=np.float32,
+    )
+    out: list[list[float]] = []
+    for ex in examples:
+        q = vecs[texts[ex.query or ex.response]]
+        out.append([round(float(vecs[texts[p]] @ q), 6) for p in ex.passages])
+    return out
+
+
+def guard_input(example: EvalExample, scores: Sequence[float]) -> dict[str, Any]:
+    """The ``Guardrail`` input of an example, its passages carrying the retrieval scores."""
+    given = example.meta.get("passage_scores") or []
+    passages = []
+    for i, text in enumerate(example.passages):
+        own = given[i] if i < len(given) else None
+        score = own if isinstance(own, int | float) else (scores[i] if i < len(scores) else None)
+        passages.append({"text": text, "score": score})
+    data: dict[str, Any] = {"query": example.query, "response": example.response}
+    data["passages"] = passages
+    if example.meta.get("knowledge_base") is not None:
+        data["knowledge_base"] = example.meta["knowledge_base"]
+    return data
+
+
+def _ratio_margin(claims: Sequence[ClaimScore], cfg: HallucinationConfig) -> float | None:
+    checked = [c for c in claims if c.status != ClaimStatus.UNVERIFIED.value]
+    if not checked:
+        return None
+    contra = sum(c.status == ClaimStatus.CONTRADICTED.value for c in checked) / len(checked)
+    unsup = sum(c.status == ClaimStatus.UNSUPPORTED.value for c in checked) / len(checked)
+    return max(contra - cfg.contradiction_ratio, unsup - cfg.neutral_ratio)
+
+
+def result_from_report(
+    example: EvalExample, report: GuardReport, cfg: HallucinationConfig
+) -> ExampleResult:
+    """Prediction and score of one example from its report (see the module docstring)."""
+    v = report.verdict
+    claims = [
+        ClaimScore(
+            entailment=c.scores.entailment,
+            neutral=c.scores.neutral,
+            contradiction=c.scores.contradiction,
+            status=c.status.value,
+        )
+        for c in report.claims
+        if c.scores is not None
+    ]
+    score: float | None = None
+    if cfg.policy == "ratio":
+        score = _ratio_margin(claims, cfg)
+    elif v.nli_score is not None and v.threshold is not None:
+        score = v.threshold - v.nli_score
+    if v.label is VerdictLabel.UNVERIFIED or score is None:
+        score = 1.0 if score is None else max(score, 1e-6)
+    return ExampleResult(
+        id=example.id,
+        label=example.label,
+        prediction=0 if v.label is VerdictLabel.VERIFIED else 1,
+        score=float(score),
+        nli_score=v.nli_score,
+        threshold=v.threshold,
+        retrieval_score=v.retrieval_score,
+        verdict=v.label.value,
+        claims=claims,
+        error=_error_of(report),
+    )
+
+
+def _error_of(report: GuardReport) -> str | None:
+    """Failed stages, else why the verdict is UNVERIFIED, else ``None``."""
+    failed = [f"{r.name} failed: {r.reason}" for r in report.stages if r.status.value == "failed"]
+    if failed:
+        return "; ".join(failed)
+    if report.verdict.label is VerdictLabel.UNVERIFIED:
+        return report.verdict.reason or "unverified"
+    return None
+
+
+def _progress(items: Sequence[Any], desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, unit="ex")
+
+
+def run_condition(
+    examples: Sequence[EvalExample],
+    condition: Condition,
+    verifier: Verifier,
+    scores: Sequence[Sequence[float]],
+    base_config: dict[str, Any] | None = None,
+    hallucination: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> list[ExampleResult]:
+    """Every example under ``condition`` through the real pipeline (one ``Guardrail``)."""
+    from guardrail.pipeline import Guardrail
+
+    config = condition_config(condition, base_config, hallucination)
+    guard = Guardrail(config, verifier=verifier)
+    out: list[ExampleResult] = []
+    for ex, rs in zip(_progress(examples, condition.name, progress), scores, strict=True):
+        try:
+            report = guard.invoke(guard_input(ex, rs))
+        except GuardrailError as exc:
+            logger.warning("%s: %s", ex.id, exc)
+            out.append(
+                ExampleResult(id=ex.id, label=ex.label, prediction=1, score=1.0, error=str(exc))
+            )
+            continue
+        out.append(result_from_report(ex, report, config.hallucination))
+    return out
+
+
+def run_plain_direct(
+    examples: Sequence[EvalExample],
+    verifier: Verifier,
+    scores: Sequence[Sequence[float]],
+    threshold: float = 0.5,
+    progress: bool = True,
+) -> list[ExampleResult]:
+    """The ``plain`` condition without the pipeline: one (passage, response) pair per passage,
+    max entailment over passages, hallucinated when it is below ``threshold``. Used when this
+    build has no hallucination stage, and as a check of the pipeline's ``plain``."""
+    out: list[ExampleResult] = []
+    for ex, rs in zip(_progress(examples, "plain(direct)", progress), scores, strict=True):
+        if not ex.passages:
+            out.append(
+                ExampleResult(
+                    id=ex.id, label=ex.label, prediction=1, score=1.0, error="no evidence"
+                )
+            )
+            continue
+        preds = verifier.predict([(p, ex.response) for p in ex.passages])
+        best = max(preds, key=lambda p: p.entailment)
+        label = (
+            VerdictLabel.VERIFIED if best.entailment >= threshold else VerdictLabel.HALLUCINATION
+        )
+        out.append(
+            ExampleResult(
+                id=ex.id,
+                label=ex.label,
+                prediction=int(label is VerdictLabel.HALLUCINATION),
+                score=threshold - best.entailment,
+                nli_score=best.entailment,
+                threshold=threshold,
+                retrieval_score=max(rs) if rs else None,
+                verdict=label.value,
+                claims=[
+                    ClaimScore(
+                        entailment=best.entailment,
+                        neutral=best.neutral,
+                        contradiction=best.contradiction,
+                        status=(
+                            ClaimStatus.SUPPORTED
+                            if best.entailment >= threshold
+                            else ClaimStatus.UNSUPPORTED
+                        ).value,
+                    )
+                ],
+            )
+        )
+    return out
+
+
+def _threshold_info(condition: Condition, base: dict[str, Any] | None) -> dict[str, Any]:
+    cfg = condition_config(condition, base).hallucination
+    info: dict[str, Any] = {"policy": cfg.policy}
+    info.update(cfg.threshold.model_dump())
+    if cfg.policy == "ratio":
+        info["contradiction_ratio"] = cfg.contradiction_ratio
+        info["neutral_ratio"] = cfg.neutral_ratio
+    return info
+
+
+def evaluate(
+    dataset: str,
+    examples: Sequence[EvalExample],
+    conditions: Sequence[Condition],
+    verifier: Verifier,
+    out_dir: Path,
+    embedder: Any,
+    base_config: dict[str, Any] | None = None,
+    run_info: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> list[ConditionMetrics]:
+    """Run ``conditions`` over ``examples`` and write ``out_dir/<dataset>/<condition>/``.
+
+    ``verifier`` should be a :class:`~guardrail.evaluation.cache.CachingVerifier` so the
+    conditions share one verifier pass. Returns the metrics of each condition.
+    """
+    import time
+
+    folder = out_dir / dataset.replace("/", "_").replace(":", "_")
+    start = time.perf_counter()
+    scores = retrieval_scores(examples, embedder)
+    have_pipeline = pipeline_available()
+    has_kb = any(ex.meta.get("knowledge_base") is not None for ex in examples)
+    summary: list[ConditionMetrics] = []
+    for cond in conditions:
+        info = ConditionMetrics(
+            dataset=dataset,
+            condition=cond.name,
+            description=cond.description,
+            threshold=_threshold_info(cond, base_config),
+        )
+        t0 = time.perf_counter()
+        results: list[ExampleResult] = []
+        if cond.needs_knowledge_base and not has_kb:
+            info = info.model_copy(
+                update={
+                    "applicable": False,
+                    "reason": f"{dataset} has no knowledge base: the fact stage has nothing to "
+                    "check (the other conditions cover its evidence)",
+                }
+            )
+        elif have_pipeline:
+            results = run_condition(examples, cond, verifier, scores, base_config, None, progress)
+        elif cond.name == "plain":
+            info = info.model_copy(update={"engine": "direct"})
+            results = run_plain_direct(examples, verifier, scores, progress=progress)
+        else:
+            info = info.model_copy(
+                update={
+                    "applicable": False,
+                    "reason": "this build has no claims / hallucination stage",
+                }
+            )
+        info = info.model_copy(update={"seconds": round(time.perf_counter() - t0, 3)})
+        info = write_condition(folder / cond.name, results, info)
+        if info.metrics is not None:
+            m = info.metrics
+            logger.info(
+                "%s/%s: balanced accuracy %.3f, F1 %.3f, AUROC %s",
+                dataset, cond.name, m.balanced_accuracy, m.f1,
+                f"{m.auroc:.3f}" if m.auroc is not None else "n/a",
+            )  # fmt: skip
+        summary.append(info)
+    write_json(
+        folder / "run.json",
+        {
+            **(run_info or {}),
+            "dataset": dataset,
+            "examples": len(examples),
+            "labels": {"hallucinated": sum(e.label for e in examples),
+                       "faithful": sum(1 - e.label for e in examples)},
+            "conditions": [c.name for c in conditions],
+            "retrieval_score": "cosine(query or response, passage), all-MiniLM-L6-v2 embedder",
+            "seconds": round(time.perf_counter() - start, 3),
+        },
+    )  # fmt: skip
+    return summary

@@ -1,0 +1,261 @@
+"""Value comparison for fact validation (seed 004), as pure functions.
+
+:func:`compare_values` decides whether a claimed value equals a reference value, trying in turn:
+
+1. ``exact`` — equal ignoring case and surrounding whitespace / final punctuation;
+2. ``normalised`` — equal after normalising by kind: emails (case, ``mailto:``), URLs (scheme,
+   ``www.``, trailing ``/``), phone numbers (digits; a missing country code is tolerated),
+   dates (a claim at year or month precision matches a fuller date with the same year / month),
+   numbers (``85,000`` = ``85k`` = ``85 thousand``), quantities with units (``5 km`` =
+   ``5000 m``) and text (articles, punctuation and generic heads like "department" dropped);
+3. ``edit_distance`` — for free text only, normalised Levenshtein distance below the configured
+   ratio (0.1). Structured values (emails, phones, URLs, numbers, dates) never match fuzzily: a
+   one-character difference in an email is a different address.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class MatchRule(str, Enum):
+    """Which rule decided a comparison."""
+
+    EXACT = "exact"
+    NORMALISED = "normalised"
+    EDIT_DISTANCE = "edit_distance"
+    DIFFERENT = "different"
+
+
+class ValueKind(str, Enum):
+    EMAIL = "email"
+    URL = "url"
+    PHONE = "phone"
+    DATE = "date"
+    NUMBER = "number"
+    TEXT = "text"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of comparing a claimed value with a reference value."""
+
+    matches: bool
+    rule: MatchRule
+    kind: ValueKind
+    distance: float | None = None
+    """Normalised edit distance, when that rule was tried."""
+
+
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+URL_RE = re.compile(r"(?:https?://|www\.)\S+", re.I)
+PHONE_RE = re.compile(r"^\+?[\d\s().\-/]{7,}$")
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
+          "b": 1e9, "billion": 1e9, "trillion": 1e12}  # fmt: skip
+_WORD_NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())}  # fmt: skip
+#: unit → (dimension, factor to the base unit)
+_UNITS: dict[str, tuple[str, float]] = {
+    "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0),
+    "meter": ("length", 1.0), "metre": ("length", 1.0), "km": ("length", 1000.0),
+    "kilometer": ("length", 1000.0), "kilometre": ("length", 1000.0),
+    "mi": ("length", 1609.344), "mile": ("length", 1609.344), "ft": ("length", 0.3048),
+    "foot": ("length", 0.3048), "feet": ("length", 0.3048), "in": ("length", 0.0254),
+    "inch": ("length", 0.0254), "g": ("mass", 0.001), "gram": ("mass", 0.001),
+    "kg": ("mass", 1.0), "kilogram": ("mass", 1.0), "lb": ("mass", 0.45359237),
+    "pound": ("mass", 0.45359237), "t": ("mass", 1000.0), "tonne": ("mass", 1000.0),
+    "s": ("time", 1.0), "sec": ("time", 1.0), "second": ("time", 1.0),
+    "min": ("time", 60.0), "minute": ("time", 60.0), "h": ("time", 3600.0),
+    "hr": ("time", 3600.0), "hour": ("time", 3600.0), "day": ("time", 86400.0),
+    "week": ("time", 604800.0), "%": ("percent", 1.0), "percent": ("percent", 1.0),
+    "usd": ("usd", 1.0), "$": ("usd", 1.0), "dollar": ("usd", 1.0),
+    "eur": ("eur", 1.0), "€": ("eur", 1.0), "euro": ("eur", 1.0),
+    "gbp": ("gbp", 1.0), "£": ("gbp", 1.0),
+}  # fmt: skip
+_GENERIC_HEADS = {"department", "dept", "team", "division", "group", "office", "unit",
+                  "inc", "ltd", "llc", "corp", "corporation", "company", "the", "a", "an"}  # fmt: skip
+
+
+def clean(value: str) -> str:
+    """Strip whitespace, surrounding quotes and final punctuation."""
+    return value.strip().strip("\"'“”‘’").strip().rstrip(".,;:!?").strip()
+
+
+def normalise_email(value: str) -> str | None:
+    m = EMAIL_RE.search(value.removeprefix("mailto:"))
+    return m.group(0).casefold() if m else None
+
+
+def normalise_url(value: str) -> str | None:
+    v = clean(value)
+    if not URL_RE.match(v):
+        return None
+    v = re.sub(r"^https?://", "", v, flags=re.I)
+    return re.sub(r"^www\.", "", v, flags=re.I).rstrip("/").casefold()
+
+
+def _bare_url(value: str) -> str:
+    """A URL or bare domain without scheme, ``www.`` and trailing ``/``, case-folded."""
+    v = re.sub(r"^https?://", "", clean(value), flags=re.I)
+    return re.sub(r"^www\.", "", v, flags=re.I).rstrip("/").casefold()
+
+
+def normalise_phone(value: str) -> str | None:
+    v = clean(value)
+    if not PHONE_RE.match(v):
+        return None
+    digits = re.sub(r"\D", "", v)
+    return digits if 7 <= len(digits) <= 15 else None
+
+
+def parse_date(value: str) -> tuple[int, int | None, int | None] | None:
+    """``(year, month, day)`` with ``None`` for parts not stated; ``None`` if not a date."""
+    v = clean(value).casefold().replace(",", " ")
+    v = re.sub(r"\b(?:in|on|of|since|the)\b", " ", v)
+    v = re.sub(r"(\d)(?:st|nd|rd|th)\b", r"\1", v)
+    v = re.sub(r"\s+", " ", v).strip()
+    if m := re.fullmatch(r"(\d{4})-(\d{1,2})(?:-(\d{1,2}))?", v):
+        return int(m[1]), int(m[2]), int(m[3]) if m[3] else None
+    if m := re.fullmatch(r"(\d{4})", v):
+        year = int(m[1])
+        return (year, None, None) if 1000 <= year <= 2999 else None
+    if m := re.fullmatch(r"([a-z]+)\.? (\d{4})", v):  # March 2018
+        month = _MONTHS.get(m[1])
+        return (int(m[2]), month, None) if month else None
+    if m := re.fullmatch(r"([a-z]+)\.? (\d{1,2}) (\d{4})", v):  # March 1 2018
+        month = _MONTHS.get(m[1])
+        return (int(m[3]), month, int(m[2])) if month else None
+    if m := re.fullmatch(r"(\d{1,2}) ([a-z]+)\.? (\d{4})", v):  # 1 March 2018
+        month = _MONTHS.get(m[2])
+        return (int(m[3]), month, int(m[1])) if month else None
+    return None
+
+
+def dates_match(
+    a: tuple[int, int | None, int | None], b: tuple[int, int | None, int | None]
+) -> bool:
+    """Equal in every part both state (``2020`` matches ``2020-03-15``)."""
+    return all(x == y for x, y in zip(a, b, strict=True) if x is not None and y is not None)
+
+
+def parse_quantity(value: str) -> tuple[float, str | None] | None:
+    """``(amount in base unit, dimension)``; dimension ``None`` for a bare number."""
+    v = clean(value).casefold().replace(",", "")
+    v = re.sub(r"\b(?:about|around|approximately|roughly|some|a year|per year|annually)\b", "", v)
+    v = re.sub(r"\s+", " ", v).strip()
+    prefix_unit = None
+    if v[:1] in "$€£":
+        prefix_unit, v = v[0], v[1:].strip()
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?|[a-z]+)\s*([a-z%]+)?\s*([a-z%$€£]+)?", v)
+    if not m:
+        return None
+    number_text, first, second = m[1], m[2], m[3]
+    if number_text.isalpha():
+        if number_text not in _WORD_NUMBERS:
+            return None
+        amount = float(_WORD_NUMBERS[number_text])
+    else:
+        amount = float(number_text)
+    unit_words = [w for w in (first, second) if w]
+    head = unit_words[0] if unit_words else None
+    # "m" is million after a currency sign or before a unit ("$5m", "5 m usd"), else metres.
+    if head in _SCALE and (head not in _UNITS or prefix_unit or len(unit_words) > 1):
+        amount *= _SCALE[unit_words.pop(0)]
+    unit = prefix_unit or (unit_words[0] if unit_words else None)
+    if unit_words[1:]:
+        return None
+    if unit is None:
+        return amount, None
+    key = unit if unit in _UNITS else unit.rstrip("s")
+    if key not in _UNITS:
+        return None
+    dimension, factor = _UNITS[key]
+    return amount * factor, dimension
+
+
+def normalise_text(value: str) -> str:
+    """Case-folded words without punctuation, articles and generic heads."""
+    words = re.findall(r"[\w@.+-]+", clean(value).casefold())
+    kept = [w.strip(".") for w in words if w.strip(".") not in _GENERIC_HEADS]
+    return " ".join(w for w in kept if w) or " ".join(words)
+
+
+def value_kind(value: str) -> ValueKind:
+    """The kind of a value (decides which normalisation applies)."""
+    if normalise_email(value) and "@" in clean(value) and " " not in clean(value):
+        return ValueKind.EMAIL
+    if normalise_url(value):
+        return ValueKind.URL
+    if parse_date(value):
+        return ValueKind.DATE
+    if normalise_phone(value) and len(re.sub(r"\D", "", value)) >= 7:
+        return ValueKind.PHONE
+    if parse_quantity(value):
+        return ValueKind.NUMBER
+    return ValueKind.TEXT
+
+
+def compare_values(claimed: str, reference: str, edit_distance_ratio: float = 0.1) -> Comparison:
+    """Whether ``claimed`` states the same value as ``reference`` (see the module docstring)."""
+    a, b = clean(claimed), clean(reference)
+    kind = value_kind(b)
+    if a.casefold() == b.casefold():
+        return Comparison(True, MatchRule.EXACT, kind)
+    if kind is ValueKind.EMAIL:
+        same = normalise_email(a) == normalise_email(b) and normalise_email(a) is not None
+        return Comparison(same, MatchRule.NORMALISED if same else MatchRule.DIFFERENT, kind)
+    if kind is ValueKind.URL or (kind is ValueKind.TEXT and value_kind(a) is ValueKind.URL):
+        kind = ValueKind.URL
+        same = _bare_url(a) == _bare_url(b)
+        return Comparison(same, MatchRule.NORMALISED if same else MatchRule.DIFFERENT, kind)
+    if kind is ValueKind.DATE:
+        da, db = parse_date(a), parse_date(b)
+        same = da is not None and db is not None and dates_match(da, db)
+        return Comparison(same, MatchRule.NORMALISED if same else MatchRule.DIFFERENT, kind)
+    if kind is ValueKind.PHONE:
+        pa, pb = normalise_phone(a), normalise_phone(b)
+        same = bool(pa and pb and (pa == pb or (len(pa) >= 7 and len(pb) >= 7 and (
+            pa.endswith(pb) or pb.endswith(pa)))))  # fmt: skip
+        return Comparison(same, MatchRule.NORMALISED if same else MatchRule.DIFFERENT, kind)
+    if kind is ValueKind.NUMBER:
+        qa, qb = parse_quantity(a), parse_quantity(b)
+        same = (
+            qa is not None
+            and qb is not None
+            and (qa[1] == qb[1] or None in (qa[1], qb[1]))
+            and abs(qa[0] - qb[0]) <= 1e-9 * max(1.0, abs(qa[0]), abs(qb[0]))
+        )
+        return Comparison(same, MatchRule.NORMALISED if same else MatchRule.DIFFERENT, kind)
+    na, nb = normalise_text(a), normalise_text(b)
+    if na == nb:
+        return Comparison(True, MatchRule.NORMALISED, kind)
+    from rapidfuzz.distance import Levenshtein
+
+    distance = Levenshtein.normalized_distance(na, nb)
+    if distance < edit_distance_ratio:
+        return Comparison(True, MatchRule.EDIT_DISTANCE, kind, distance)
+    return Comparison(False, MatchRule.DIFFERENT, kind, distance)

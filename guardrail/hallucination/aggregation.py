@@ -1,0 +1,141 @@
+"""From verifier predictions to claim statuses and the response verdict (pure functions).
+
+Per claim, the entailment is the max over its windows (seed 000); the window that gave it is
+the evidence. A claim is
+
+- ``supported`` when that entailment ≥ T(rs),
+- ``contradicted`` when not supported and some window contradicts it with probability ≥
+  ``contradiction_flag`` (that window is then the evidence),
+- ``unsupported`` otherwise.
+
+The response verdict (Cw-CONLI) uses one of two policies over the checked claims:
+
+- ``weakest_link`` (seed 000): score = min entailment over claims; VERIFIED iff score ≥ T(rs).
+- ``ratio`` (seed 001): HALLUCINATION iff contradicted / checked > ``contradiction_ratio`` or
+  unsupported / checked > ``neutral_ratio``; the claim statuses use the same T(rs).
+
+Claims that could not be checked never count as support: if the checked claims would give
+VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from guardrail.config import HallucinationConfig
+from guardrail.report import ClaimStatus, Verdict, VerdictLabel
+from guardrail.verifiers.base import NLIPrediction
+
+
+@dataclass(frozen=True)
+class WindowDecision:
+    """The deciding windows of one claim (indices into the windows it was scored against)."""
+
+    best: int
+    """Window with the highest entailment."""
+    best_prediction: NLIPrediction
+    contra: int
+    """Window with the highest contradiction."""
+    contra_prediction: NLIPrediction
+
+
+def decide_windows(predictions: Sequence[NLIPrediction]) -> WindowDecision:
+    """Max entailment and max contradiction over one claim's windows (first wins on ties)."""
+    if not predictions:
+        raise ValueError("a claim needs at least one window prediction")
+    best = max(range(len(predictions)), key=lambda i: predictions[i].entailment)
+    contra = max(range(len(predictions)), key=lambda i: predictions[i].contradiction)
+    return WindowDecision(best, predictions[best], contra, predictions[contra])
+
+
+def claim_status(
+    decision: WindowDecision, threshold: float, contradiction_flag: float
+) -> ClaimStatus:
+    """Status of one claim for the threshold ``T(rs)``."""
+    if decision.best_prediction.entailment >= threshold:
+        return ClaimStatus.SUPPORTED
+    if decision.contra_prediction.contradiction >= contradiction_flag:
+        return ClaimStatus.CONTRADICTED
+    return ClaimStatus.UNSUPPORTED
+
+
+def weakest_link(entailments: Sequence[float]) -> float:
+    """Seed 000: the response is as supported as its least supported claim."""
+    if not entailments:
+        raise ValueError("weakest_link needs at least one score")
+    return min(entailments)
+
+
+@dataclass(frozen=True)
+class RatioOutcome:
+    """Seed 001's counts and its decision."""
+
+    contradiction_ratio: float
+    neutral_ratio: float
+    hallucination: bool
+
+
+def ratio_rule(
+    statuses: Sequence[ClaimStatus], contradiction_ratio: float, neutral_ratio: float
+) -> RatioOutcome:
+    """Seed 001: hallucination iff contradicted share > ``contradiction_ratio`` or unsupported
+    share > ``neutral_ratio`` (over checked claims)."""
+    checked = [s for s in statuses if s is not ClaimStatus.UNVERIFIED]
+    if not checked:
+        raise ValueError("ratio_rule needs at least one checked claim")
+    c = sum(s is ClaimStatus.CONTRADICTED for s in checked) / len(checked)
+    n = sum(s is ClaimStatus.UNSUPPORTED for s in checked) / len(checked)
+    return RatioOutcome(c, n, c > contradiction_ratio or n > neutral_ratio)
+
+
+def response_verdict(
+    entailments: Sequence[float | None],
+    statuses: Sequence[ClaimStatus],
+    unverified_reasons: Sequence[str],
+    retrieval_score: float | None,
+    config: HallucinationConfig,
+    method: str,
+) -> Verdict:
+    """The Cw-CONLI verdict over the claims.
+
+    Args:
+        entailments: per claim, its max-over-windows entailment (``None`` = not checked).
+        statuses: per claim, its status.
+        unverified_reasons: why the unchecked claims could not be checked (deduplicated here).
+        retrieval_score: ``rs`` for T(rs) (``None`` → the strict end).
+        config: policy, ratios and the threshold function.
+        method: how the scores were obtained (recorded in the verdict).
+    """
+    threshold = config.threshold.threshold(retrieval_score)
+    checked = [e for e in entailments if e is not None]
+    reasons = list(dict.fromkeys(unverified_reasons))
+    n_unchecked = len(entailments) - len(checked)
+    base = Verdict(
+        threshold=threshold, retrieval_score=retrieval_score, policy=config.policy, method=method
+    )
+    if not checked:
+        why = "; ".join(reasons) or "no claim could be checked"
+        return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
+    score = weakest_link(checked)
+    if config.policy == "ratio":
+        outcome = ratio_rule(statuses, config.contradiction_ratio, config.neutral_ratio)
+        hallucination = outcome.hallucination
+        detail = (
+            f"contradicted {outcome.contradiction_ratio:.0%} (limit "
+            f"{config.contradiction_ratio:.0%}), unsupported {outcome.neutral_ratio:.0%} "
+            f"(limit {config.neutral_ratio:.0%})"
+        )
+    else:
+        hallucination = score < threshold
+        detail = f"weakest claim entailment {score:.3f} vs T(rs) {threshold:.3f}"
+    if hallucination:
+        label, reason = VerdictLabel.HALLUCINATION, detail
+    elif n_unchecked:
+        label = VerdictLabel.UNVERIFIED
+        reason = f"{n_unchecked} of {len(entailments)} claims could not be checked: " + "; ".join(
+            reasons
+        )
+    else:
+        label, reason = VerdictLabel.VERIFIED, detail
+    return base.model_copy(update={"label": label, "nli_score": score, "reason": reason})

@@ -1,0 +1,212 @@
+"""Builders of typed hallucination flags (seed 004's types and severities).
+
+Each builder takes what was measured and returns :class:`HallucinationFlag` objects with a span
+into the response, a confidence, the evidence snippet and, where one exists, a suggestion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from guardrail.report import (
+    HALLUCINATION_SEVERITY,
+    Claim,
+    HallucinationFlag,
+    HallucinationType,
+    Span,
+)
+from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
+from guardrail.verifiers.base import NLIPrediction
+
+NAME_CONFIDENCE = 0.8
+"""Confidence of a nonexistent-entity flag on a name (fuzzy lookup)."""
+VALUE_CONFIDENCE = 0.9
+"""Confidence of a nonexistent-entity flag on a number or date (exact lookup)."""
+
+
+def _flag(
+    kind: HallucinationType,
+    span: Span,
+    response: str,
+    confidence: float,
+    explanation: str,
+    evidence: str | None = None,
+    suggestion: str | None = None,
+    claim_index: int | None = None,
+) -> HallucinationFlag:
+    return HallucinationFlag(
+        type=kind,
+        span=span,
+        content=span.slice(response),
+        confidence=round(max(0.0, min(1.0, confidence)), 4),
+        severity=HALLUCINATION_SEVERITY[kind],
+        explanation=explanation,
+        evidence=evidence,
+        suggestion=suggestion,
+        claim_index=claim_index,
+    )
+
+
+def contradiction_flag(
+    response: str, claim: Claim, index: int, prediction: NLIPrediction, snippet: str
+) -> HallucinationFlag:
+    """CONTRADICTS_FACT: the deciding evidence contradicts the claim."""
+    return _flag(
+        HallucinationType.CONTRADICTS_FACT,
+        claim.span,
+        response,
+        prediction.contradiction,
+        f"the evidence contradicts this claim (contradiction {prediction.contradiction:.2f})",
+        evidence=snippet,
+        suggestion=f"the evidence says: {snippet}" if snippet else None,
+        claim_index=index,
+    )
+
+
+def unsupported_flag(
+    response: str,
+    claim: Claim,
+    index: int,
+    prediction: NLIPrediction,
+    threshold: float,
+    snippet: str,
+) -> HallucinationFlag:
+    """UNSUPPORTED_CLAIM: no window entails the claim enough (entailment < T(rs))."""
+    return _flag(
+        HallucinationType.UNSUPPORTED_CLAIM,
+        claim.span,
+        response,
+        1.0 - prediction.entailment,
+        f"no evidence supports this claim (best entailment {prediction.entailment:.2f} < "
+        f"threshold {threshold:.2f})",
+        evidence=snippet or None,
+        suggestion="remove this claim or give evidence that supports it",
+        claim_index=index,
+    )
+
+
+def _same_date(claim_mention: Mention, evidence_mention: Mention) -> bool:
+    claim_years, evidence_years = years(claim_mention.text), years(evidence_mention.text)
+    if claim_years and evidence_years:
+        return claim_years[0] == evidence_years[0]
+    return claim_mention.key == evidence_mention.key
+
+
+def temporal_flags(
+    response: str,
+    claim: Claim,
+    index: int,
+    evidence_text: str,
+    snippet: str,
+    confidence: float,
+) -> list[HallucinationFlag]:
+    """TEMPORAL_ERROR for each date or time of the claim that differs from the evidence's.
+
+    A claim date counts as an error when the deciding evidence has dates (or times) of the
+    same kind and none of them equals it; the suggestion quotes the evidence's date, preferring
+    one in the snippet.
+    """
+    offset = claim.span.start
+    flags = []
+    evidence_mentions = find_mentions(evidence_text)
+    snippet_keys = {m.key for m in find_mentions(snippet)}
+    for mention in find_mentions(claim.span.slice(response)):
+        if mention.kind not in (MentionKind.DATE, MentionKind.TIME):
+            continue
+        same_kind = [m for m in evidence_mentions if m.kind is mention.kind]
+        if mention.kind is MentionKind.DATE and years(mention.text):
+            same_kind = [m for m in same_kind if years(m.text)]
+        if not same_kind or any(_same_date(mention, m) for m in same_kind):
+            continue
+        pick = next((m for m in same_kind if m.key in snippet_keys), same_kind[0])
+        span = Span(start=offset + mention.start, end=offset + mention.end)
+        flags.append(
+            _flag(
+                HallucinationType.TEMPORAL_ERROR,
+                span,
+                response,
+                confidence,
+                f"'{mention.text}' differs from the evidence's date '{pick.text}'",
+                evidence=snippet,
+                suggestion=f"the evidence says {pick.text}",
+                claim_index=index,
+            )
+        )
+    return flags
+
+
+def nonexistent_entity_flags(
+    response: str,
+    claim: Claim,
+    index: int,
+    known_texts: Sequence[str],
+    skip: Sequence[Span] = (),
+    nlp: object | None = None,
+) -> list[HallucinationFlag]:
+    """NONEXISTENT_ENTITY for each name, number or date of the claim found in no known text.
+
+    Args:
+        known_texts: passages, rendered KB facts, dialogue turns and the query.
+        skip: spans already flagged (e.g. temporal errors), not flagged twice.
+        nlp: optional spaCy pipeline for names.
+    """
+    offset = claim.span.start
+    joined = "\n".join(known_texts)
+    flags = []
+    for mention in find_mentions(claim.span.slice(response), nlp):
+        span = Span(start=offset + mention.start, end=offset + mention.end)
+        if any(span.start < s.end and s.start < span.end for s in skip):
+            continue
+        if mention_in(mention, joined):
+            continue
+        is_name = mention.kind is MentionKind.NAME
+        flags.append(
+            _flag(
+                HallucinationType.NONEXISTENT_ENTITY,
+                span,
+                response,
+                NAME_CONFIDENCE if is_name else VALUE_CONFIDENCE,
+                f"{mention.kind.value} '{mention.text}' appears in no passage, "
+                "knowledge-base fact or dialogue turn",
+                claim_index=index,
+            )
+        )
+    return flags
+
+
+def logical_inconsistency_flag(
+    response: str, first: Claim, second: Claim, second_index: int, prediction: NLIPrediction
+) -> HallucinationFlag:
+    """LOGICAL_INCONSISTENCY: two sentences of the response contradict each other."""
+    return _flag(
+        HallucinationType.LOGICAL_INCONSISTENCY,
+        second.span,
+        response,
+        prediction.contradiction,
+        f"contradicts an earlier sentence of the answer: '{first.text}'",
+        evidence=first.text,
+        suggestion="make the two statements agree or remove one",
+        claim_index=second_index,
+    )
+
+
+def prior_turn_flag(
+    response: str,
+    claim: Claim,
+    index: int,
+    prediction: NLIPrediction,
+    turn_text: str,
+    turn_id: int | None,
+) -> HallucinationFlag:
+    """CONTRADICTS_PRIOR: the claim contradicts an earlier turn of the dialogue."""
+    where = f"turn {turn_id}" if turn_id is not None else "an earlier turn"
+    return _flag(
+        HallucinationType.CONTRADICTS_PRIOR,
+        claim.span,
+        response,
+        prediction.contradiction,
+        f"contradicts {where} of the dialogue",
+        evidence=turn_text,
+        suggestion=f"{where} says: {turn_text}",
+        claim_index=index,
+    )

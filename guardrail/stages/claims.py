@@ -1,0 +1,53 @@
+"""The ``claims`` stage: the response's language and its claims with spans.
+
+Claims are sentences (seed 000 v2 / seed 001) or, with ``hallucination.claim_source = "llm"``,
+atomic claims from the chat model injected as the resource ``"claim_llm"``. Each claim carries
+its detected language; later stages score them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from guardrail.errors import ConfigError
+from guardrail.hallucination.claims import sentence_claims
+from guardrail.report import Claim
+from guardrail.stages.base import PipelineState, Stage
+from guardrail.text.language import response_language
+
+logger = logging.getLogger(__name__)
+
+CLAIM_LLM = "claim_llm"
+"""Resource key of the LangChain chat model used for LLM claim decomposition."""
+
+
+def build_claims(stage: Stage, response: str, query: str, language: str | None) -> list[Claim]:
+    """Claims of ``response`` by the configured method (shared by the hallucination stage)."""
+    config = stage.config.hallucination
+    if config.claim_source == "llm":
+        from guardrail.hallucination.decompose import decompose_claims
+
+        def missing() -> Any:
+            raise ConfigError(
+                "hallucination.claim_source='llm' needs a chat model: "
+                "guardrail.resources.set('claim_llm', chat_model)"
+            )
+
+        llm = stage.resources.get(CLAIM_LLM, missing)
+        return decompose_claims(response, llm, config, query=query, response_language=language)
+    return sentence_claims(response, config, language)
+
+
+class ClaimsStage(Stage):
+    """Splits the response into claims and detects its language."""
+
+    name = "claims"
+    checks_answer = False
+
+    def run(self, state: PipelineState) -> dict[str, Any]:
+        response = state.input.response
+        language = state.language or response_language(response, state.input.query)
+        claims = build_claims(self, response, state.input.query, language)
+        logger.debug("%d claims, language %s", len(claims), language)
+        return {"claims": claims, "language": language}

@@ -1,0 +1,54 @@
+"""The coherence stage: seed 004 stage 1 as a pipeline step (``guardrail.coherence``).
+
+Sets ``state.coherence`` to a :class:`~guardrail.report.CoherenceResult`. Needs spaCy and the
+embedding model; when either cannot load the stage raises and the pipeline records it failed.
+Responses in a language other than English are skipped with that reason (the rules read an
+English parse), so the confidence score leaves coherence out instead of trusting it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from guardrail.stages.base import PipelineState, Stage
+
+logger = logging.getLogger(__name__)
+
+
+class CoherenceStage(Stage):
+    """Scores QUD relevance, topic, entity, discourse and reference consistency."""
+
+    name = "coherence"
+
+    def skip_reason(self, state: PipelineState) -> str | None:
+        """The rules read an English parse: other languages are recorded as not checked."""
+        from guardrail.text.language import response_language
+
+        language = state.language or response_language(state.input.response, state.input.query)
+        if language is not None and language != "en":
+            return f"coherence rules cover English only (response language: {language!r})"
+        return None
+
+    def run(self, state: PipelineState) -> dict[str, Any]:
+        from guardrail.coherence.checker import check_coherence, embed_prototypes
+        from guardrail.nlp import load_spacy
+
+        nlp = load_spacy(self.config.models.spacy_model)
+        embedder = self.resources.embedder()
+        prototypes = self.resources.get(
+            "coherence.act_prototypes", lambda: embed_prototypes(embedder)
+        )
+        data = state.input
+        result = check_coherence(
+            response=data.response,
+            query=data.query,
+            dialogue=data.dialogue,
+            nlp=nlp,
+            embedder=embedder,
+            config=self.config.coherence,
+            knowledge_base=data.knowledge_base,
+            prototypes=prototypes,
+        )
+        logger.debug("coherence score %.3f (%d issues)", result.score, len(result.issues))
+        return {"coherence": result}

@@ -1,0 +1,214 @@
+"""Traces of guardrail runs: collect the run tree locally, record decisions as LangSmith feedback.
+
+Every ``Guardrail.invoke`` is one root run ``guardrail`` with a child run per stage
+(``guardrail.coherence`` … ``guardrail.recommendation``) whose outputs are the typed results,
+and metadata naming the profile, models, thresholds, session and turn. With LangSmith tracing
+on (``LANGSMITH_TRACING=true``) these runs appear there as they are; nothing here is needed.
+
+- :class:`RunTreeCollector` is a callback handler that keeps the finished run trees in memory
+  (no network), as typed :class:`RunNode` trees — for tests, debugging and local inspection.
+- :func:`record_feedback` writes a report's confidence, verdict and action as LangSmith
+  feedback on its run, so runs can be filtered and charted by them;
+  :class:`FeedbackRecorder` does it automatically for every guardrail run it sees.
+
+Example::
+
+    collector = RunTreeCollector()
+    report = Guardrail().invoke(data, {"callbacks": [collector]})
+    root = collector.roots[-1]
+    print([child.name for child in root.children])
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers.base import BaseTracer
+from pydantic import BaseModel, ConfigDict, Field
+
+from guardrail.errors import MissingDependencyError
+from guardrail.report import GuardReport
+
+logger = logging.getLogger(__name__)
+
+#: Feedback keys written by :func:`record_feedback`.
+FEEDBACK_KEYS = ("guardrail.confidence", "guardrail.verdict", "guardrail.action")
+
+
+class RunNode(BaseModel):
+    """One finished run with its children (a local copy of what LangSmith shows)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: UUID
+    name: str
+    run_type: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: dict[str, Any] | None = None
+    """The run's outputs; a non-dict output (e.g. a ``GuardReport``) is under ``"output"``."""
+    error: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    children: list[RunNode] = Field(default_factory=list)
+
+    @property
+    def output(self) -> Any:
+        """The run's output value (unwrapped from ``{"output": ...}``)."""
+        if self.outputs is None:
+            return None
+        return self.outputs.get("output", self.outputs)
+
+    def find(self, name: str) -> list[RunNode]:
+        """All runs named ``name`` in this tree (depth first, this node included)."""
+        found = [self] if self.name == name else []
+        for child in self.children:
+            found += child.find(name)
+        return found
+
+    def names(self) -> list[str]:
+        """The names of the direct children, in order."""
+        return [child.name for child in self.children]
+
+
+def _node(run: Any) -> RunNode:
+    children = sorted(run.child_runs, key=lambda r: (r.dotted_order or "", r.start_time))
+    return RunNode(
+        id=run.id,
+        name=run.name,
+        run_type=run.run_type,
+        inputs=dict(run.inputs or {}),
+        outputs=dict(run.outputs) if run.outputs is not None else None,
+        error=run.error,
+        tags=list(run.tags or []),
+        metadata=dict((run.extra or {}).get("metadata") or {}),
+        children=[_node(c) for c in children],
+    )
+
+
+class RunTreeCollector(BaseTracer):
+    """Keeps every finished root run, as a :class:`RunNode` tree, in ``roots`` (no network)."""
+
+    name: str = "guardrail_run_tree_collector"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.roots: list[RunNode] = []
+        self._lock = threading.Lock()
+
+    def _persist_run(self, run: Any) -> None:
+        node = _node(run)
+        with self._lock:
+            self.roots.append(node)
+
+    def find(self, name: str) -> list[RunNode]:
+        """All runs named ``name`` in all collected trees."""
+        out: list[RunNode] = []
+        for root in self.roots:
+            out += root.find(name)
+        return out
+
+
+def feedback_items(report: GuardReport) -> list[dict[str, Any]]:
+    """The feedback a report yields: ``key`` with ``score`` (numeric) and/or ``value``."""
+    accepted = report.delivered_text is not None
+    return [
+        {"key": "guardrail.confidence", "score": round(report.confidence, 6)},
+        {
+            "key": "guardrail.verdict",
+            "value": report.verdict.label.value,
+            "score": 1 if report.verdict.label.value == "VERIFIED" else 0,
+        },
+        {
+            "key": "guardrail.action",
+            "value": report.action.value,
+            "score": 1 if accepted else 0,
+            "comment": getattr(report.recommendation, "reason", None)
+            or getattr(report.recommendation, "guidance", None),
+        },
+    ]
+
+
+def record_feedback(
+    report: GuardReport,
+    run_id: UUID | str,
+    client: Any = None,
+    trace_id: UUID | str | None = None,
+    project_id: UUID | str | None = None,
+) -> list[str]:
+    """Write the report's confidence, verdict and action as LangSmith feedback on ``run_id``.
+
+    Args:
+        report: the guardrail report.
+        run_id: the run to attach the feedback to (usually the ``guardrail`` run).
+        client: a ``langsmith.Client`` (a default one, configured from the environment,
+            when ``None``).
+        trace_id: the root run's id, lets LangSmith batch the feedback with the trace.
+        project_id: the tracing project's id (LangSmith's ``session_id``), when known.
+
+    Returns the ids of the feedback records.
+    """
+    if client is None:
+        try:
+            from langsmith import Client
+        except ImportError as exc:
+            raise MissingDependencyError("langsmith", "tracing") from exc
+        client = Client()
+    ids: list[str] = []
+    for item in feedback_items(report):
+        key = item.pop("key")
+        kwargs = {k: v for k, v in item.items() if v is not None}
+        if trace_id is not None:
+            kwargs["trace_id"] = trace_id
+        if project_id is not None:
+            kwargs["session_id"] = project_id
+        feedback = client.create_feedback(run_id, key, **kwargs)
+        ids.append(str(feedback.id))
+    return ids
+
+
+class FeedbackRecorder(BaseCallbackHandler):
+    """Callback handler: records feedback (:func:`record_feedback`) on every finished run named
+    ``run_name`` (the ``guardrail`` run) whose output is a :class:`GuardReport`.
+
+    A failure to write feedback is logged, never raised: it must not break the user's chain.
+    """
+
+    def __init__(self, client: Any = None, run_name: str = "guardrail") -> None:
+        self.client = client
+        self.run_name = run_name
+        self.recorded: list[UUID] = []
+        self._pending: set[UUID] = set()
+        self._lock = threading.Lock()
+
+    def on_chain_start(
+        self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if kwargs.get("name") == self.run_name:
+            with self._lock:
+                self._pending.add(run_id)
+
+    def on_chain_end(
+        self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        with self._lock:
+            if run_id not in self._pending:
+                return
+            self._pending.discard(run_id)
+        report = outputs.get("output") if isinstance(outputs, dict) else outputs
+        if not isinstance(report, GuardReport):
+            return
+        try:
+            record_feedback(report, run_id, self.client)
+        except Exception as exc:  # noqa: BLE001 - tracing must not break the chain
+            logger.warning("could not record guardrail feedback for run %s: %s", run_id, exc)
+            return
+        with self._lock:
+            self.recorded.append(run_id)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            self._pending.discard(run_id)

@@ -1,0 +1,89 @@
+"""``guardrail check`` end to end with the real offline models (issue 2's "must show")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "guardrail.cli", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
+
+
+def test_check_json_prints_a_full_report() -> None:
+    out = run_cli(
+        "check",
+        "--format",
+        "json",
+        "--query",
+        "When is the meeting?",
+        "--response",
+        "The meeting is at 2pm on Monday.",
+        "--passage",
+        "The meeting with John is at 2pm on Monday in room 4B.",
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    for key in (
+        "original",
+        "corrected",
+        "annotated",
+        "coherence",
+        "factual_validation",
+        "hallucination_flags",
+        "corrections",
+        "new_entities",
+        "confidence",
+        "recommendation",
+        "claims",
+        "verdict",
+        "stages",
+        "timings_ms",
+    ):
+        assert key in report, key
+    assert report["original"] == "The meeting is at 2pm on Monday."
+    assert report["verdict"]["label"] == "VERIFIED"
+    # the passage had no score: the CLI gave it the query–passage cosine
+    assert report["verdict"]["retrieval_score"] is not None
+    assert report["recommendation"]["action"] in ("accept", "accept_with_flags")
+    stages = {s["name"]: s["status"] for s in report["stages"]}
+    assert stages["hallucination"] == "ran" and stages["claims"] == "ran"
+
+
+def test_check_text_format_and_bad_input(tmp_path: Path) -> None:
+    out = run_cli("check", "--query", "q?", "--response", "   ", "--passage", "p")
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("guardrail: error:") and "empty" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    bad = tmp_path / "p.jsonl"
+    bad.write_text('{"text": "ok"}\nnot json\n')
+    out = run_cli("check", "--response", "An answer here.", "--passages-file", str(bad))
+    assert out.returncode == 2 and "p.jsonl:2" in out.stderr
+    out = run_cli(
+        "check",
+        "--format",
+        "text",
+        "--query",
+        "When is the meeting?",
+        "--response",
+        "The meeting is at 2pm on Monday.",
+        "--passage",
+        "The meeting with John is at 2pm on Monday in room 4B.",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "verdict:" in out.stdout and "confidence:" in out.stdout and "action:" in out.stdout

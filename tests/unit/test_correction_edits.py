@@ -1,0 +1,144 @@
+"""Correction spans: several edits in one text, overlaps, offset mapping, annotations."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.correction.annotate import annotation_edits, removal_edits
+from guardrail.correction.edits import Edit, OffsetMap, apply_edits, resolve_overlaps
+from guardrail.correction.factual import factual_edits
+from guardrail.report import (
+    ClaimValidation,
+    CorrectionType,
+    ExtractedClaim,
+    FactualValidationResult,
+    HallucinationFlag,
+    HallucinationType,
+    Span,
+    ValidationStatus,
+)
+
+TEXT = "Teh email is a@x.org. He joined in 2019 and works in Marketing."
+
+
+def _claim(
+    text: str, obj: str, status: ValidationStatus, kb: str | None, conf: float = 1.0
+) -> ClaimValidation:
+    start = TEXT.index(text)
+    o_start = TEXT.index(obj, start)
+    return ClaimValidation(
+        claim=ExtractedClaim(
+            text=text,
+            subject="John Smith",
+            predicate="x",
+            object=obj,
+            span=Span(start=start, end=start + len(text)),
+            object_span=Span(start=o_start, end=o_start + len(obj)),
+        ),
+        status=status,
+        confidence=conf,
+        kb_value=kb,
+    )
+
+
+def test_several_edits_keep_spans_right() -> None:
+    edits = [
+        Edit(0, 3, "The"),  # shorter → longer would shift everything after it
+        Edit(13, 20, "john.smith@company.com"),
+        Edit(35, 39, "2020"),
+        Edit(53, 62, "Engineering"),
+        Edit(62, 62, " [unverified]"),  # insertion right after a replacement
+    ]
+    out = apply_edits(TEXT, edits)
+    assert out == (
+        "The email is john.smith@company.com. He joined in 2020 and works in "
+        "Engineering [unverified]."
+    )
+    # the order the edits are given in does not matter
+    assert apply_edits(TEXT, list(reversed(edits))) == out
+    mapping = OffsetMap(edits)
+    he = TEXT.index("He")
+    assert out[mapping.map(he) : mapping.map(he) + 2] == "He"
+    assert out[mapping.map(35) : mapping.map(35) + 4] == "2020"
+
+
+def test_overlapping_edits_are_rejected_or_resolved_by_priority() -> None:
+    a, b = Edit(0, 5, "X", priority=1), Edit(3, 8, "Y", priority=3)
+    with pytest.raises(ValueError, match="overlapping"):
+        apply_edits(TEXT, [a, b])
+    assert resolve_overlaps([a, b]) == [b]
+    # two insertions at the same point overlap; an insertion at a boundary does not
+    assert Edit(4, 4, "i").overlaps(Edit(4, 4, "j"))
+    assert not Edit(5, 5, "i").overlaps(Edit(0, 5, "r"))
+    with pytest.raises(ValueError):
+        Edit(5, 3, "bad")
+
+
+def test_factual_edits_respect_confidence_and_span() -> None:
+    factual = FactualValidationResult(
+        claim_validations=[
+            _claim(
+                "Teh email is a@x.org", "a@x.org", ValidationStatus.CONTRADICTED, "b@y.com", 1.0
+            ),
+            _claim("He joined in 2019", "2019", ValidationStatus.CONTRADICTED, "2020", 0.6),
+            _claim("works in Marketing", "Marketing", ValidationStatus.VERIFIED, "Marketing"),
+        ]
+    )
+    edits = factual_edits(TEXT, factual, min_confidence=0.9)
+    assert [(e.start, e.end, e.replacement) for e in edits] == [(13, 20, "b@y.com")]
+    correction = edits[0].tag
+    assert correction.type is CorrectionType.FACTUAL  # type: ignore[attr-defined]
+    assert TEXT[correction.span.start : correction.span.end] == "a@x.org"  # type: ignore[attr-defined]
+    # the low-confidence contradiction is annotated instead, at the end of its claim
+    notes = annotation_edits(TEXT, factual, [], [(13, 20)], 0.5)
+    assert len(notes) == 1
+    assert notes[0].start == TEXT.index("2019") + 4
+    assert "the record says 2020" in notes[0].replacement
+
+
+def test_annotations_merge_and_skip_fixed_spans() -> None:
+    factual = FactualValidationResult(
+        claim_validations=[
+            _claim("works in Marketing", "Marketing", ValidationStatus.UNVERIFIABLE, None)
+        ]
+    )
+    span = Span(start=TEXT.index("Marketing"), end=TEXT.index("Marketing") + 9)
+    flags = [
+        HallucinationFlag(
+            type=HallucinationType.UNSUPPORTED_CLAIM,
+            span=span,
+            content="Marketing",
+            confidence=0.7,
+            severity=0.5,
+        ),
+        HallucinationFlag(
+            type=HallucinationType.FABRICATED_FACT,
+            span=Span(start=0, end=3),
+            content="Teh",
+            confidence=0.4,
+            severity=1.0,  # below the annotation threshold
+        ),
+    ]
+    notes = annotation_edits(TEXT, factual, flags, [], 0.5)
+    assert len(notes) == 1  # both notes end at the same point: one bracket
+    out = apply_edits(TEXT, notes)
+    assert out.endswith("Marketing [unverified; possible hallucination: unsupported claim].")
+    # a flag on a span already corrected is not annotated
+    assert annotation_edits(TEXT, None, flags[:1], [(span.start, span.end)], 0.5) == []
+
+
+def test_removal_of_a_severely_flagged_sentence() -> None:
+    first_end = TEXT.index(". ") + 1
+    sentences = [(0, first_end), (first_end + 1, len(TEXT))]
+    flag = HallucinationFlag(
+        type=HallucinationType.CONTRADICTS_FACT,
+        span=Span(start=23, end=39),
+        content="x",
+        confidence=0.95,
+        severity=1.0,
+    )
+    edits = removal_edits(TEXT, sentences, [flag], removal_confidence=0.9)
+    assert apply_edits(TEXT, edits) == "Teh email is a@x.org."
+    assert edits[0].tag.type is CorrectionType.REMOVAL  # type: ignore[attr-defined]
+    weak = flag.model_copy(update={"confidence": 0.6})
+    assert removal_edits(TEXT, sentences, [weak], removal_confidence=0.9) == []

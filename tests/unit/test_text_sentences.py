@@ -1,0 +1,112 @@
+"""Sentence splitting with spans, language detection and mentions (no models)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.text import detect_language, find_mentions, split_sentences
+from guardrail.text.mentions import MentionKind, mention_in
+from guardrail.text.sentences import display_length
+
+
+def texts(text: str) -> list[str]:
+    return [s.text for s in split_sentences(text)]
+
+
+def test_spans_point_into_the_source() -> None:
+    text = "  First one here.  Second one?\nThird!  "
+    for s in split_sentences(text):
+        assert text[s.start : s.end] == s.text
+    assert texts(text) == ["First one here.", "Second one?", "Third!"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Dr. Smith paid $3.50. He left.", ["Dr. Smith paid $3.50.", "He left."]),
+        ("Pi is 3.14159 roughly. Fine.", ["Pi is 3.14159 roughly.", "Fine."]),
+        ("J. K. Rowling wrote it. Yes.", ["J. K. Rowling wrote it.", "Yes."]),
+        ("The U.S. Army is big. It grew.", ["The U.S. Army is big.", "It grew."]),
+        ("Bring food, e.g. bread. Go.", ["Bring food, e.g. bread.", "Go."]),
+        ("It ends at 2 p.m. on Monday. Bye.", ["It ends at 2 p.m. on Monday.", "Bye."]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
+        ('"Is it?" she asked. Yes.', ['"Is it?" she asked.', "Yes."]),
+        ("Wait... What happened? Nothing!", ["Wait...", "What happened?", "Nothing!"]),
+    ],
+)
+def test_abbreviations_decimals_quotes(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
+
+
+def test_lists_split_per_item_without_markers() -> None:
+    text = "Steps:\n1. Open the box.\n2. Take the item\n- bullet one\n* bullet two\n\nNew paragraph"
+    assert texts(text) == [
+        "Steps:",
+        "Open the box.",
+        "Take the item",
+        "bullet one",
+        "bullet two",
+        "New paragraph",
+    ]
+    for s in split_sentences(text):
+        assert text[s.start : s.end] == s.text
+
+
+def test_year_at_sentence_end_still_splits() -> None:
+    assert texts("It was published in 2023. It won.") == ["It was published in 2023.", "It won."]
+
+
+def test_cjk_punctuation_splits_without_spaces() -> None:
+    text = "AlphaCodium 是 Google 在 2024 年发布的代码生成工具。它使用强化学习来训练模型。真的吗？“是的。”好！"
+    got = split_sentences(text)
+    assert [s.text for s in got] == [
+        "AlphaCodium 是 Google 在 2024 年发布的代码生成工具。",
+        "它使用强化学习来训练模型。",
+        "真的吗？",
+        "“是的。”",
+        "好！",
+    ]
+    for s in got:
+        assert text[s.start : s.end] == s.text
+
+
+def test_cjk_counts_double_for_claim_length() -> None:
+    assert display_length("小明已经30岁了。") == 9 + 6
+
+
+def test_language_detection() -> None:
+    assert detect_language("The paper was published in 2021 by the team.") == "en"
+    assert detect_language("这篇论文是 2021 年发表的。") == "zh"
+    assert detect_language("Der Vertrag wurde gestern von beiden Parteien unterschrieben.") == "de"
+    assert detect_language("LLM", fallback="en") == "en"  # too short: the fallback
+
+
+def test_mentions_names_numbers_dates() -> None:
+    found = [(m.kind, m.text) for m in find_mentions("AlphaCodium was released by Google in 2024.")]
+    assert found == [
+        (MentionKind.NAME, "AlphaCodium"),
+        (MentionKind.NAME, "Google"),
+        (MentionKind.DATE, "2024"),
+    ]
+    kinds = {m.text: m.kind for m in find_mentions("At 2pm on March 3, 2023, 3,000 came (4.5%).")}
+    assert kinds["2pm"] is MentionKind.TIME
+    assert kinds["March 3, 2023"] is MentionKind.DATE
+    assert kinds["3,000"] is MentionKind.NUMBER
+    assert kinds["4.5%"] is MentionKind.NUMBER
+
+
+def test_mention_lookup_is_exact_for_numbers_fuzzy_for_names() -> None:
+    [year] = find_mentions("in 2021")
+    assert not mention_in(year, "It was published in 2023 and cited 12021 times.")
+    assert mention_in(year, "Published 2021.")
+    [name] = find_mentions("run by Google")
+    assert not mention_in(name, "AlphaCodium is a code generation method.")
+    assert mention_in(name, "google's team built it")
+
+
+def test_short_claims_take_the_response_language_unless_their_script_differs() -> None:
+    from guardrail.text.language import claim_language, response_language
+
+    assert claim_language("Ferdinand Magellan did.", "en") == "en"
+    assert claim_language("它使用强化学习来训练模型。", "en") == "zh"
+    assert response_language("Arthur's Magazine", "Which magazine was started first?") == "en"

@@ -1,0 +1,193 @@
+"""Training data utilities and the trainer's checkpoint / resume, on tiny generated data.
+
+The resume tests run the real ``Trainer`` on a tiny random BERT (``base_model``) for a few
+steps, interrupt it (``max_minutes``), rerun and check it continues at the saved step.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from guardrail.errors import VerifierError
+from guardrail.verifiers.training.data import (
+    LABEL_TO_ID,
+    TrainPair,
+    bucketed_batches,
+    iter_batches,
+    read_pairs,
+    sampling_order,
+    split_dev,
+)
+from tests.verifier_conformance import build_tiny_model
+
+SUBJECTS = ["The dog", "A woman", "The old man", "Two children", "The chef", "A pilot"]
+ACTIONS = [("runs in the park", "is outside", "is asleep in bed")]
+
+
+def write_pairs(path: Path, n: int = 240) -> Path:
+    """A small JSONL.gz of NLI pairs from three datasets, one of them two-way."""
+    rows = []
+    for i in range(n):
+        subject = SUBJECTS[i % len(SUBJECTS)]
+        act, entailed, contradicted = ACTIONS[0]
+        premise = f"{subject} {act} number {i}." + " It is sunny." * (i % 7)
+        label = ("entailment", "neutral", "contradiction")[i % 3]
+        hypothesis = {
+            "entailment": f"{subject} {entailed}.",
+            "neutral": f"{subject} is happy about item {i}.",
+            "contradiction": f"{subject} {contradicted}.",
+        }[label]
+        dataset = ("snli_like", "fever_rte", "templated")[i % 4 % 3]
+        if dataset == "fever_rte" and label == "contradiction":
+            label = "neutral"
+        rows.append(
+            {"premise": premise, "hypothesis": hypothesis, "label": label, "dataset": dataset}
+        )
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+        handle.write("not json\n")
+        handle.write(json.dumps({"premise": "x", "hypothesis": "y", "label": "maybe"}) + "\n")
+    return path
+
+
+def make_pairs(counts: dict[str, int]) -> list[TrainPair]:
+    return [
+        TrainPair(f"{name} premise {i}", f"hyp {i}", i % 3, name, False)
+        for name, n in counts.items()
+        for i in range(n)
+    ]
+
+
+def test_read_pairs_skips_bad_lines_and_marks_two_way(tmp_path: Path) -> None:
+    pairs = read_pairs(write_pairs(tmp_path / "p.jsonl.gz", 30))
+    assert len(pairs) == 30
+    two_way = [p for p in pairs if p.two_way]
+    assert two_way and all(p.dataset == "fever_rte" for p in two_way)
+    assert all(not p.two_way for p in pairs if p.dataset != "fever_rte")
+
+
+def test_sampling_follows_size_times_weight() -> None:
+    pairs = make_pairs({"big": 600, "small": 200, "off": 300, "zero": 100})
+    weights = {"big": 1.0, "small": 1.5, "off": 0.1, "zero": 0.0}
+    order = sampling_order(pairs, 20_000, weights, seed=3)
+    share = Counter(pairs[i].dataset for i in order)
+    mass = {"big": 600, "small": 300, "off": 30}
+    for name, m in mass.items():
+        assert share[name] / 20_000 == pytest.approx(m / 930, abs=0.015)
+    assert share["zero"] == 0
+    with pytest.raises(ValueError):
+        sampling_order(pairs, 10, {n: 0.0 for n in weights}, seed=3)
+
+
+def test_sampling_uses_each_pair_before_repeating() -> None:
+    pairs = make_pairs({"a": 50, "b": 50})
+    order = sampling_order(pairs, 60, {}, seed=1)
+    by_set = {name: [int(i) for i in order if pairs[i].dataset == name] for name in ("a", "b")}
+    for drawn in by_set.values():
+        assert len(drawn) == len(set(drawn))  # fewer draws than pairs: no repeats
+
+
+def test_order_is_deterministic_per_seed() -> None:
+    pairs = make_pairs({"a": 300, "b": 100})
+    one = sampling_order(pairs, 500, {"b": 2.0}, seed=7)
+    assert np.array_equal(one, sampling_order(pairs, 500, {"b": 2.0}, seed=7))
+    assert not np.array_equal(one, sampling_order(pairs, 500, {"b": 2.0}, seed=8))
+    lengths = np.arange(len(pairs)) % 97
+    b1 = bucketed_batches(one, lengths, 16, 4, seed=7)
+    b2 = bucketed_batches(one, lengths, 16, 4, seed=7)
+    assert all(np.array_equal(x, y) for x, y in zip(b1, b2, strict=True))
+
+
+def test_bucketing_groups_similar_lengths_and_keeps_every_draw() -> None:
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(10, 500, size=2000)
+    order = rng.permutation(2000)[:1600]
+    batches = bucketed_batches(order, lengths, 32, 10, seed=0)
+    assert sorted(int(i) for b in batches for i in b) == sorted(int(i) for i in order)
+    assert all(len(b) == 32 for b in batches)
+    spread = np.mean([lengths[b].max() - lengths[b].min() for b in batches])
+    random_spread = np.mean([np.ptp(lengths[order[i : i + 32]]) for i in range(0, len(order), 32)])
+    assert spread < random_spread / 4
+    assert [s for s, _ in iter_batches(batches, 45)] == list(range(45, len(batches)))
+
+
+def test_split_dev_keeps_premises_together() -> None:
+    pairs = [TrainPair(f"premise {i // 3}", f"h{i}", 0, "a", False) for i in range(3000)]
+    train, dev = split_dev(pairs, 0.1, seed=13)
+    assert 0.05 < len(dev) / len(pairs) < 0.15
+    assert not {p.premise for p in train} & {p.premise for p in dev}
+    assert split_dev(pairs, 0.1, seed=13)[1] == dev
+
+
+def test_two_way_loss() -> None:
+    torch = pytest.importorskip("torch")
+    from guardrail.verifiers.training.trainer import nli_loss
+
+    logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.3, 1.2], [0.0, 1.0, 2.0]])
+    labels = torch.tensor([LABEL_TO_ID["entailment"], LABEL_TO_ID["neutral"], 1])
+    p = torch.softmax(logits, -1)
+    three = nli_loss(logits, labels, torch.tensor([False, False, False]))
+    expected3 = -(torch.log(p[0, 0]) + torch.log(p[1, 1]) + torch.log(p[2, 1])) / 3
+    assert float(three) == pytest.approx(float(expected3), rel=1e-5)
+    two = nli_loss(logits, labels, torch.tensor([True, True, True]))
+    not_e = torch.log(p[:, 1] + p[:, 2])
+    expected2 = -(torch.log(p[0, 0]) + not_e[1] + not_e[2]) / 3
+    assert float(two) == pytest.approx(float(expected2), rel=1e-5)
+    assert float(two) < float(three)  # a contradiction-leaning "not entailed" is not punished
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("base"))
+
+
+def _config(data: Path, out: Path, base: Path, **extra: object):  # type: ignore[no-untyped-def]
+    from guardrail.verifiers.training.trainer import TrainConfig
+
+    values: dict[str, object] = dict(
+        data=str(data),
+        out=str(out),
+        base_model=str(base),
+        num_samples=64,
+        batch_size=8,
+        max_length=48,
+        checkpoint_every=3,
+        dev_fraction=0.1,
+        threads=1,
+        freeze_word_embeddings=True,
+    )
+    values.update(extra)
+    return TrainConfig(**values)  # type: ignore[arg-type]
+
+
+def test_trainer_interrupt_and_resume(
+    tmp_path: Path, tiny_base: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("transformers")
+    from guardrail.verifiers.training.trainer import Trainer
+
+    data = write_pairs(tmp_path / "pairs.jsonl.gz")
+    out = tmp_path / "run"
+    stopped = Trainer(_config(data, out, tiny_base, max_minutes=1e-6)).run()
+    assert stopped == out / "checkpoint"
+    first = json.loads((stopped / "state.json").read_text())["step"]
+    assert 1 <= first < 8
+
+    with pytest.raises(VerifierError, match="batch_size"):
+        Trainer(_config(data, out, tiny_base, batch_size=4)).run()
+
+    caplog.set_level(logging.INFO, logger="guardrail.verifiers.training.trainer")
+    final = Trainer(_config(data, out, tiny_base)).run()
+    assert f"resuming at step {first} of 8" in caplog.text
+    assert final == out / "model"
+    summary = json.loads((final / "training_summary.json").read_text())
+    assert summary["steps"] == 8 and summary["max_length"] == 48
+    assert json.loads((out / "checkpoint" / "state.json").read_text())["step"] == 8
