@@ -112,6 +112,10 @@ def regeneration_guidance(
                 items.append(
                     f"For {v.claim.subject}'s {predicate}, the correct value is '{v.kb_value}'."
                 )
+                if v.turn_text:
+                    items.append(
+                        f"'{v.claim.text}' also conflicts with turn {v.turn_id}: \"{v.turn_text}\"."
+                    )
             elif v.status is ValidationStatus.HISTORY_CONFLICT and v.turn_text:
                 items.append(
                     f"'{v.claim.text}' conflicts with turn {v.turn_id}: \"{v.turn_text}\"."
