@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "OnFail": "chains.results",
     "with_guardrail": "chains.middleware",
     "GuardedRunnable": "chains.middleware",
-    "GuardrailAgentMiddleware": "chains.agent_middleware",
+    "guardrail_middleware": "chains.agent_middleware",
     "kb_path": "chains.retrieval",
 }
 
@@ -36,13 +36,13 @@ __all__ = [
     "GuardedAnswer",
     "GuardedRAG",
     "GuardedRunnable",
-    "GuardrailAgentMiddleware",
     "OnFail",
     "PassageIndex",
     "SentenceEmbeddings",
     "corpus_path",
     "default_chat_model",
     "groq_chat_model",
+    "guardrail_middleware",
     "kb_path",
     "load_documents",
     "local_chat_model",
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from chains.agent_middleware import GuardrailAgentMiddleware
+    from chains.agent_middleware import guardrail_middleware
     from chains.embeddings import SentenceEmbeddings
     from chains.generation import (
         default_chat_model,

@@ -159,7 +159,7 @@ class CoherenceConfig(BaseModel):
     """Verb similarity above which a presupposed event counts as mentioned in the context."""
     clarification_similarity: float = 0.35
     """Minimum similarity of a question back to the last turn for it to count as clarification."""
-    act_prototype_similarity: float = 0.55
+    act_prototype_similarity: float = 0.60
     """Minimum similarity to a prototype sentence for the act classifier's embedding fallback."""
 
 

@@ -184,9 +184,7 @@ class FeedbackRecorder(BaseCallbackHandler):
         self._pending: set[UUID] = set()
         self._lock = threading.Lock()
 
-    def on_chain_start(
-        self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any
-    ) -> None:
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         if kwargs.get("name") == self.run_name:
             with self._lock:
                 self._pending.add(run_id)

@@ -165,11 +165,34 @@ def run_tune(args: argparse.Namespace) -> int:
     weakest = read_details(folder / names[0] / "details.jsonl")
     ratio = read_details(folder / "ratio" / "details.jsonl") if "ratio" in names else None
     report = tune(args.dataset, weakest, ratio, args.dev_fraction, args.seed, names[0])
+    report = _with_replay(report, folder, names, weakest, ratio, args)
     path = folder / f"tune_seed{args.seed}.json"
     path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     print(format_report(report))
     print(f"wrote {path} (split ids, grid, dev and test metrics)")
     return 0
+
+
+def _with_replay(
+    report: Any, folder: Path, names: list[str], weakest: Any, ratio: Any, args: Any
+) -> Any:
+    """Check that replaying each run's own thresholds reproduces its pipeline verdicts."""
+    from guardrail.evaluation.conditions import condition_config, get_condition
+    from guardrail.evaluation.results import read_predictions
+    from guardrail.evaluation.tune import check_replay
+
+    def preds(name: str) -> dict[str, int]:
+        return {r.id: r.prediction for r in read_predictions(folder / name / "predictions.csv")}
+
+    base = _base_config(args)
+    cfg = condition_config(get_condition(names[0]), base).hallucination
+    if ratio is None:
+        return check_replay(report, weakest, preds(names[0]), cfg.threshold)
+    rcfg = condition_config(get_condition("ratio"), base).hallucination
+    return check_replay(
+        report, weakest, preds(names[0]), cfg.threshold, ratio, preds("ratio"),
+        (rcfg.contradiction_ratio, rcfg.neutral_ratio),
+    )  # fmt: skip
 
 
 def run_analyze(args: argparse.Namespace) -> int:

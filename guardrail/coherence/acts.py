@@ -58,8 +58,9 @@ PROTOTYPES: dict[DialogueAct, list[str]] = {
     DialogueAct.ACKNOWLEDGE: ["Got it.", "Okay, understood.", "Noted.", "Alright."],
     DialogueAct.GREETING: ["Hello there!", "Good morning!", "Goodbye, have a nice day."],
     DialogueAct.THANKS: ["Thank you so much.", "Thanks a lot!", "Much appreciated."],
-    DialogueAct.REQUEST: ["I need a meeting room for tomorrow.", "A table for two, please."],
 }
+# Prototypes stay free of topical content: MiniLM similarity follows topic first, so a
+# content-bearing prototype ("I need a meeting room") would capture any sentence about meetings.
 
 GREETINGS = {"hi", "hello", "hey", "greetings", "goodbye", "bye", "morning", "evening"}
 ACK_WORDS = {"ok", "okay", "alright", "noted", "understood", "got", "gotcha", "great", "perfect"}
@@ -152,7 +153,7 @@ def classify_act(
     sent: Span,
     vector: NDArray[np.float32] | None = None,
     prototypes: NDArray[np.float32] | None = None,
-    min_similarity: float = 0.55,
+    min_similarity: float = 0.6,
 ) -> ActPrediction:
     """Rules first; when they only reach ``inform``, the nearest prototype if close enough."""
     rule = classify_by_rules(sent)

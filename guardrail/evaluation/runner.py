@@ -173,12 +173,18 @@ def run_condition(
     base_config: dict[str, Any] | None = None,
     hallucination: dict[str, Any] | None = None,
     progress: bool = True,
+    embedder: Any = None,
 ) -> list[ExampleResult]:
-    """Every example under ``condition`` through the real pipeline (one ``Guardrail``)."""
+    """Every example under ``condition`` through the real pipeline (one ``Guardrail``).
+
+    ``embedder``, when given, replaces the config's (e.g. a shared ``CachingEmbedder``).
+    """
     from guardrail.pipeline import Guardrail
 
     config = condition_config(condition, base_config, hallucination)
     guard = Guardrail(config, verifier=verifier)
+    if embedder is not None:
+        guard.resources.set("embedder", embedder)
     out: list[ExampleResult] = []
     for ex, rs in zip(_progress(examples, condition.name, progress), scores, strict=True):
         try:
@@ -272,8 +278,12 @@ def evaluate(
     """
     import time
 
+    from guardrail.evaluation.cache import CachingEmbedder
+
     folder = out_dir / dataset.replace("/", "_").replace(":", "_")
     start = time.perf_counter()
+    if not isinstance(embedder, CachingEmbedder):
+        embedder = CachingEmbedder(embedder)  # conditions share claim / window vectors
     scores = retrieval_scores(examples, embedder)
     have_pipeline = pipeline_available()
     has_kb = any(ex.meta.get("knowledge_base") is not None for ex in examples)
@@ -296,7 +306,9 @@ def evaluate(
                 }
             )
         elif have_pipeline:
-            results = run_condition(examples, cond, verifier, scores, base_config, None, progress)
+            results = run_condition(
+                examples, cond, verifier, scores, base_config, None, progress, embedder
+            )
         elif cond.name == "plain":
             info = info.model_copy(update={"engine": "direct"})
             results = run_plain_direct(examples, verifier, scores, progress=progress)

@@ -9,7 +9,8 @@ threshold setting follows exactly as the hallucination stage computes it:
 - ratio (seed 001): hallucinated iff contradicted share > ``contradiction_ratio`` or
   unsupported share > ``neutral_ratio`` (claim statuses as the run decided them).
 
-An example with no checked claim is hallucinated whatever the thresholds (fail-closed).
+An example with no claim, or with a claim the verifier could not check, is hallucinated
+whatever the thresholds (fail-closed: its verdict is at best UNVERIFIED).
 The split is stratified by label, deterministic in ``seed``, and recorded with its ids.
 """
 
@@ -52,18 +53,20 @@ def read_details(path: Path) -> list[TuneItem]:
         if not line.strip():
             continue
         row = json.loads(line)
-        checked = [c for c in row.get("claims") or [] if c["status"] != "unverified"]
-        n = len(checked)
+        claims = row.get("claims") or []
+        # Any unchecked claim makes the verdict UNVERIFIED at best: flagged whatever the
+        # thresholds (fail-closed), like the hallucination stage decides it.
+        n = len(claims) if all(c["status"] != "unverified" for c in claims) else 0
         items.append(
             TuneItem(
                 id=row["id"],
                 label=int(row["label"]),
                 retrieval_score=row.get("retrieval_score"),
-                min_entailment=min(c["entailment"] for c in checked) if n else None,
-                contradicted_share=sum(c["status"] == "contradicted" for c in checked) / n
+                min_entailment=min(c["entailment"] for c in claims) if n else None,
+                contradicted_share=sum(c["status"] == "contradicted" for c in claims) / n
                 if n
                 else None,
-                unsupported_share=sum(c["status"] == "unsupported" for c in checked) / n
+                unsupported_share=sum(c["status"] == "unsupported" for c in claims) / n
                 if n
                 else None,
             )
@@ -181,6 +184,9 @@ class TuneReport(BaseModel):
     dev_ids: list[str]
     test_ids: list[str]
     settings: list[TunedSetting] = Field(default_factory=list)
+    replay_agreement: dict[str, float] = Field(default_factory=dict)
+    """Per run: share of examples where replaying the run's own thresholds on its details
+    gives the pipeline's prediction (1.0 = the replay is exact)."""
 
 
 def _grid_search(
@@ -299,6 +305,39 @@ def tune(
     )
 
 
+def replay_agreement(
+    items: Sequence[TuneItem],
+    predictions: dict[str, int],
+    predict: Callable[[_Columns], np.ndarray],
+) -> float:
+    """Share of ``items`` whose replayed prediction equals the pipeline's ``predictions``."""
+    replayed = predict(_Columns.of(items))
+    same = [int(p) == predictions[it.id] for it, p in zip(items, replayed, strict=True)]
+    return sum(same) / len(same) if same else 1.0
+
+
+def check_replay(
+    report: TuneReport,
+    weakest: Sequence[TuneItem],
+    weakest_predictions: dict[str, int],
+    weakest_threshold: AdaptiveThreshold,
+    ratio: Sequence[TuneItem] | None = None,
+    ratio_predictions: dict[str, int] | None = None,
+    ratio_thresholds: tuple[float, float] = (0.3, 0.8),
+) -> TuneReport:
+    """``report`` with the replay agreement of the runs it was tuned on."""
+    agreement = {
+        "weakest_link": replay_agreement(
+            weakest, weakest_predictions, lambda c: _weakest(c, weakest_threshold)
+        )
+    }
+    if ratio is not None and ratio_predictions is not None:
+        agreement["ratio"] = replay_agreement(
+            ratio, ratio_predictions, lambda c: _ratio_rule(c, *ratio_thresholds)
+        )
+    return report.model_copy(update={"replay_agreement": agreement})
+
+
 def format_report(report: TuneReport) -> str:
     """A plain-text table of the tuned settings (dev and held-out test)."""
     lines = [
@@ -316,4 +355,7 @@ def format_report(report: TuneReport) -> str:
                 f"{s.family:<9} {tag:<8} {dev.balanced_accuracy:>8.3f} "
                 f"{test.balanced_accuracy:>9.3f} {test.f1:>7.3f}  {shown}"
             )
+    if report.replay_agreement:
+        shown_agreement = ", ".join(f"{k} {v:.3f}" for k, v in report.replay_agreement.items())
+        lines.append(f"replay of the pipeline's own verdicts agrees on: {shown_agreement}")
     return "\n".join(lines)

@@ -92,14 +92,16 @@ def langsmith_server() -> Iterator[tuple[str, list[tuple[str, str, dict[str, str
         server.server_close()
 
 
-def received_runs(requests: list[tuple[str, str, dict[str, str], bytes]]) -> dict[str, dict[str, Any]]:
+def received_runs(
+    requests: list[tuple[str, str, dict[str, str], bytes]],
+) -> dict[str, dict[str, Any]]:
     """Merge every run the client sent (multipart parts, batch or single posts) by run id."""
     runs: dict[str, dict[str, Any]] = {}
 
     def merge(run_id: str, data: dict[str, Any]) -> None:
         runs.setdefault(run_id, {}).update(data)
 
-    for method, path, headers, body in requests:
+    for _method, path, headers, body in requests:
         assert headers.get("Content-Encoding") in (None, "identity"), "unexpected compression"
         if path.startswith("/runs/multipart"):
             raw = b"Content-Type: " + headers["Content-Type"].encode() + b"\r\n\r\n" + body

@@ -226,3 +226,15 @@ def test_unusable_input_raises_typed_error(models: tuple[Any, Any, Any]) -> None
     no_context = check_coherence("Fine.", "", DialogueState(), nlp, embedder, prototypes=prototypes)
     assert no_context.qud_relevance.details["applicable"] is False
     assert no_context.score == 1.0 and no_context.issues == []
+
+
+def test_plain_answer_to_a_question_has_no_issue(models: tuple[Any, Any, Any]) -> None:
+    """A topical statement is not mistaken for another act by the embedding fallback."""
+    from guardrail.coherence import check_coherence
+    from guardrail.inputs import DialogueState
+
+    nlp, embedder, prototypes = models
+    result = check_coherence("The meeting is at 2pm on Monday.", "When is the meeting?",
+                             DialogueState(), nlp, embedder, prototypes=prototypes)  # fmt: skip
+    assert result.issues == [] and result.score >= 0.9
+    assert result.discourse_coherence.details["main_act"] == "inform"

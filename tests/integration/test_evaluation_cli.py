@@ -115,3 +115,25 @@ def test_bundled_verifier_beats_chance_on_halueval(tmp_path: Path) -> None:
     assert _eval(tmp_path, None, "--conditions", "plain", "adaptive") == 0
     metrics = json.loads((tmp_path / "halueval-qa" / "plain" / "metrics.json").read_text())
     assert metrics["metrics"]["auroc"] > 0.6
+
+
+def test_caching_embedder_returns_the_model_vectors() -> None:
+    import numpy as np
+
+    from guardrail.evaluation.cache import CachingEmbedder
+    from guardrail.models import load_embedder
+
+    model = load_embedder()
+    cached = CachingEmbedder(model, max_entries=3)
+    texts = ["The meeting is at 2pm.", "Paris is in France.", "The meeting is at 2pm."]
+    kw = {"normalize_embeddings": True, "convert_to_numpy": True, "show_progress_bar": False}
+    direct = model.encode(texts, **kw)
+    got = cached.encode(texts, **kw)
+    assert got.shape == direct.shape and np.allclose(got, direct, atol=1e-5)
+    assert np.allclose(cached.encode(texts[1], normalize_embeddings=True), direct[1], atol=1e-5)
+    raw = cached.encode(texts[:1])  # not normalised: a different cache entry
+    assert np.allclose(raw, model.encode(texts[:1]), atol=1e-5)
+    assert len(cached._vectors) == 3
+    cached.encode(["a new sentence", "and another"], normalize_embeddings=True)  # over the cap
+    assert len(cached._vectors) == 2
+    assert cached.get_sentence_embedding_dimension() == 384  # forwarded to the model

@@ -48,7 +48,9 @@ def rag_app(answer: str) -> Any:
 
 
 def test_rejected_answer_raises_with_the_report() -> None:
-    safe = with_guardrail(rag_app("Thursday at 10:00."), Guardrail({"disabled_stages": list(STAGES)}))
+    safe = with_guardrail(
+        rag_app("Thursday at 10:00."), Guardrail({"disabled_stages": list(STAGES)})
+    )
     with pytest.raises(GuardrailRejected) as info:
         safe.invoke({"input": "When is the meeting with John?"})
     report = info.value.report
@@ -126,3 +128,36 @@ def test_answer_and_query_extraction() -> None:
         answer_text({"result": "x"}, "answer")
     assert query_text({"question": "q?"}, None) == "q?"
     assert query_text({}, {"input": "from output"}) == "from output"
+
+
+def test_agent_hook_checks_only_final_answers() -> None:
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from chains.agent_middleware import GuardrailHook, turn_evidence
+    from chains.results import OnFail
+
+    messages = [
+        HumanMessage(content="old question"),
+        AIMessage(content="old answer", id="a0"),
+        HumanMessage(content="When is the meeting with John?"),
+        AIMessage(content="", tool_calls=[{"name": "search", "args": {}, "id": "t1"}], id="a1"),
+        ToolMessage(
+            content="The meeting with John is on Thursday.", tool_call_id="t1", name="search"
+        ),
+        AIMessage(content="It is on Thursday.", id="a2"),
+    ]
+    query, passages = turn_evidence(messages[:-1])
+    assert query == "When is the meeting with John?"
+    assert [p.text for p in passages] == ["The meeting with John is on Thursday."]
+
+    hook = GuardrailHook(Guardrail(ACCEPT_ALL), OnFail.RAISE, None, None)
+    assert hook({"messages": messages[:4]}) is None  # a tool call is not checked
+    update = hook({"messages": messages})
+    assert update is not None
+    checked = update["messages"][0]
+    assert checked.id == "a2" and checked.content == "It is on Thursday."
+    assert checked.additional_kwargs["guardrail_report"]["recommendation"]["action"] == "accept"
+
+    blocking = GuardrailHook(Guardrail({"disabled_stages": list(STAGES)}), OnFail.RAISE, None, None)
+    with pytest.raises(GuardrailRejected):
+        blocking({"messages": messages})
