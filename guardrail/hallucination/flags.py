@@ -104,7 +104,9 @@ def temporal_flags(
 
     A claim date counts as an error when the deciding evidence has dates (or times) of the
     same kind and none of them equals it; the suggestion quotes the evidence's date, preferring
-    one in the snippet.
+    one in the snippet. When the snippet (the evidence sentence closest to the claim) states the
+    differing date, the confidence is at least ``VALUE_CONFIDENCE``: that sentence speaks of the
+    same thing with another date.
     """
     offset = claim.span.start
     flags = []
@@ -118,14 +120,15 @@ def temporal_flags(
             same_kind = [m for m in same_kind if years(m.text)]
         if not same_kind or any(_same_date(mention, m) for m in same_kind):
             continue
-        pick = next((m for m in same_kind if m.key in snippet_keys), same_kind[0])
+        in_snippet = [m for m in same_kind if m.key in snippet_keys]
+        pick = in_snippet[0] if in_snippet else same_kind[0]
         span = Span(start=offset + mention.start, end=offset + mention.end)
         flags.append(
             _flag(
                 HallucinationType.TEMPORAL_ERROR,
                 span,
                 response,
-                confidence,
+                max(confidence, VALUE_CONFIDENCE) if in_snippet else confidence,
                 f"'{mention.text}' differs from the evidence's date '{pick.text}'",
                 evidence=snippet,
                 suggestion=f"the evidence says {pick.text}",

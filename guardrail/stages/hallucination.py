@@ -66,8 +66,9 @@ class HallucinationStage(Stage):
         claims = state.claims
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
+        nlp = self._nlp() if language == "en" else None
         names = [
-            m.text for c in claims for m in find_mentions(c.text) if m.kind is MentionKind.NAME
+            m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
         ]
         counter = getattr(verifier, "count_tokens", None)
         size, stride = window_size(cfg.window_tokens, cfg.window_stride, verifier)
@@ -79,7 +80,6 @@ class HallucinationStage(Stage):
             use_windows=cfg.use_windows,
             entity_names=sorted(set(names)) or None,
         )
-        nlp = self._nlp() if cfg.entity_check and language == "en" else None
         result = detect(
             data.response,
             claims,

@@ -399,3 +399,26 @@ def test_result_from_report_scores_and_fail_closed() -> None:
     assert r.score == pytest.approx(0.5 - 0.3) and len(r.claims) == 3
     ex2 = ex.model_copy(update={"passages": ["a", "b"], "meta": {"passage_scores": [0.9, None]}})
     assert [p["score"] for p in guard_input(ex2, [0.1, 0.2])["passages"]] == [0.9, 0.2]
+
+
+def test_replay_agreement_and_read_details(tmp_path: Path) -> None:
+    from guardrail.evaluation.tune import check_replay, read_details
+
+    rows = [
+        {"id": "a", "label": 1, "retrieval_score": 0.9,
+         "claims": [{"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1, "status": "unsupported"},
+                    {"entailment": 0.9, "neutral": 0.05, "contradiction": 0.05, "status": "supported"}]},
+        {"id": "b", "label": 0, "retrieval_score": 0.1,
+         "claims": [{"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1, "status": "supported"}]},
+        {"id": "c", "label": 1, "retrieval_score": None,
+         "claims": [{"entailment": 0.9, "neutral": 0.1, "contradiction": 0.0, "status": "unverified"}]},
+    ]  # fmt: skip
+    items = read_details(_jsonl(tmp_path / "details.jsonl", rows))
+    assert items[0].min_entailment == 0.2 and items[0].unsupported_share == 0.5
+    assert items[2].min_entailment is None  # an unchecked claim: flagged whatever T is
+    report = tune("d", items * 1, None, 0.5, 0, "claims_windows")
+    t = AdaptiveThreshold()
+    ok = check_replay(report, items, {"a": 1, "b": 0, "c": 1}, t)
+    assert ok.replay_agreement == {"weakest_link": 1.0}
+    off = check_replay(report, items, {"a": 1, "b": 1, "c": 1}, t)
+    assert off.replay_agreement["weakest_link"] == pytest.approx(2 / 3)

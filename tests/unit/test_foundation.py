@@ -25,13 +25,18 @@ from guardrail.stages.base import PipelineState, Stage
 
 
 def test_dict_and_documents_are_accepted() -> None:
-    doc = Document(page_content="The meeting is at 2pm.", metadata={"score": 0.8, "source": "a.txt", "page": 2})
+    doc = Document(
+        page_content="The meeting is at 2pm.", metadata={"score": 0.8, "source": "a.txt", "page": 2}
+    )
     gi = coerce_input(
         {
             "query": "When?",
             "response": "At 2pm.",
             "passages": [doc, "plain text", {"text": "t", "score": 0.3}],
-            "dialogue": [{"speaker": "user", "text": "hi"}, {"speaker": "assistant", "text": "hello"}],
+            "dialogue": [
+                {"speaker": "user", "text": "hi"},
+                {"speaker": "assistant", "text": "hello"},
+            ],
         }
     )
     assert [p.text for p in gi.passages] == ["The meeting is at 2pm.", "plain text", "t"]
@@ -68,14 +73,26 @@ def test_guardrail_rejects_empty_and_oversized_responses() -> None:
 def test_config_profiles_and_files(tmp_path: Path) -> None:
     offline = GuardrailConfig.load(None)
     assert offline.profile == "offline" and offline.failure_policy is FailurePolicy.FAIL_CLOSED
-    assert (offline.weights.coherence, offline.weights.factual, offline.weights.hallucination, offline.weights.entity) == (0.25, 0.35, 0.30, 0.10)
-    assert (offline.thresholds.accept, offline.thresholds.flag, offline.thresholds.correct, offline.thresholds.regenerate) == (0.90, 0.75, 0.50, 0.30)
+    assert (
+        offline.weights.coherence,
+        offline.weights.factual,
+        offline.weights.hallucination,
+        offline.weights.entity,
+    ) == (0.25, 0.35, 0.30, 0.10)
+    assert (
+        offline.thresholds.accept,
+        offline.thresholds.flag,
+        offline.thresholds.correct,
+        offline.thresholds.regenerate,
+    ) == (0.90, 0.75, 0.50, 0.30)
     online = GuardrailConfig.from_profile("online")
     assert online.models.verifier == "roberta-large-mnli"
     assert online.models.embedding == "BAAI/bge-small-en-v1.5"
     assert online.hallucination.window_tokens == 400 and online.hallucination.window_stride == 200
     path = tmp_path / "g.yaml"
-    path.write_text("profile: offline\nhallucination:\n  policy: ratio\nfailure_policy: fail_open\n")
+    path.write_text(
+        "profile: offline\nhallucination:\n  policy: ratio\nfailure_policy: fail_open\n"
+    )
     cfg = GuardrailConfig.load(path)
     assert cfg.hallucination.policy == "ratio" and cfg.failure_policy is FailurePolicy.FAIL_OPEN
     assert cfg.hallucination.window_tokens == offline.hallucination.window_tokens
@@ -130,7 +147,11 @@ def test_stage_failures_are_recorded_not_raised() -> None:
 def test_fail_closed_lists_unchecked_fail_open_does_not() -> None:
     state = _state().model_copy(
         update={
-            "stages": [StageRecord(name="hallucination", status=StageStatus.FAILED, reason="VerifierError: down")],
+            "stages": [
+                StageRecord(
+                    name="hallucination", status=StageStatus.FAILED, reason="VerifierError: down"
+                )
+            ],
             "verdict": Verdict(label=VerdictLabel.UNVERIFIED, reason="verifier unavailable"),
         }
     )
@@ -153,7 +174,9 @@ def test_unverified_answer_checked_by_kb_is_checked() -> None:
     from guardrail.report import ClaimValidation, ExtractedClaim, Span, ValidationStatus
 
     v = ClaimValidation(
-        claim=ExtractedClaim(text="t", subject="s", predicate="p", object="o", span=Span(start=0, end=1)),
+        claim=ExtractedClaim(
+            text="t", subject="s", predicate="p", object="o", span=Span(start=0, end=1)
+        ),
         status=ValidationStatus.VERIFIED,
         confidence=1.0,
     )
@@ -173,7 +196,9 @@ def test_all_stages_disabled_never_accepts_and_reports_every_stage() -> None:
     report = guard.invoke({"query": "q?", "response": "An answer.", "passages": ["evidence"]})
     assert isinstance(report, GuardReport)
     assert [s.name for s in report.stages] == names
-    assert all(s.status is StageStatus.SKIPPED and s.reason == "disabled in config" for s in report.stages)
+    assert all(
+        s.status is StageStatus.SKIPPED and s.reason == "disabled in config" for s in report.stages
+    )
     assert report.recommendation.action == "human_review"
     assert report.verdict.label is VerdictLabel.UNVERIFIED
     assert set(report.timings_ms) == set(names)
@@ -181,8 +206,20 @@ def test_all_stages_disabled_never_accepts_and_reports_every_stage() -> None:
 
 
 async def test_batch_and_abatch_agree() -> None:
-    guard = Guardrail({"disabled_stages": ["coherence", "claims", "fact_validation", "hallucination", "correction"]})
+    guard = Guardrail(
+        {
+            "disabled_stages": [
+                "coherence",
+                "claims",
+                "fact_validation",
+                "hallucination",
+                "correction",
+            ]
+        }
+    )
     inputs = [{"response": f"Answer number {i}."} for i in range(3)]
     sync = guard.batch(inputs)
     asy = await guard.abatch(inputs)
-    assert [r.original for r in sync] == [r.original for r in asy] == [i["response"] for i in inputs]
+    assert (
+        [r.original for r in sync] == [r.original for r in asy] == [i["response"] for i in inputs]
+    )

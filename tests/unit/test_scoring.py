@@ -6,11 +6,11 @@ import pytest
 
 from guardrail.config import ConfidenceWeights, HandlingThresholds
 from guardrail.report import (
+    ClaimValidation,
     CoherenceIssue,
     CoherenceResult,
     Correction,
     CorrectionType,
-    ClaimValidation,
     DimensionScore,
     ExtractedClaim,
     FactualStats,
@@ -35,16 +35,26 @@ T = HandlingThresholds()
 
 def flag(kind: HallucinationType, conf: float, content: str = "x") -> HallucinationFlag:
     return HallucinationFlag(
-        type=kind, span=Span(start=0, end=len(content)), content=content, confidence=conf, severity=0.5
+        type=kind,
+        span=Span(start=0, end=len(content)),
+        content=content,
+        confidence=conf,
+        severity=0.5,
     )
 
 
 def contradiction(subject: str, attr: str, obj: str, kb: str, conf: float) -> ClaimValidation:
     claim = ExtractedClaim(
-        text=f"{subject} {attr} {obj}", subject=subject, predicate=attr, object=obj,
-        span=Span(start=0, end=10), attribute=attr,
+        text=f"{subject} {attr} {obj}",
+        subject=subject,
+        predicate=attr,
+        object=obj,
+        span=Span(start=0, end=10),
+        attribute=attr,
     )
-    return ClaimValidation(claim=claim, status=ValidationStatus.CONTRADICTED, confidence=conf, kb_value=kb)
+    return ClaimValidation(
+        claim=claim, status=ValidationStatus.CONTRADICTED, confidence=conf, kb_value=kb
+    )
 
 
 @pytest.mark.parametrize(
@@ -78,7 +88,10 @@ def test_hallucination_score_weights_type_and_confidence() -> None:
     # fabricated fact (severity 1.0) at confidence 0.8 → 1 - 0.8
     assert hallucination_score([flag(HallucinationType.FABRICATED_FACT, 0.8)]) == pytest.approx(0.2)
     # unsupported (0.5) at 1.0 and temporal (0.7) at 1.0 → mean 0.6 → 0.4
-    both = [flag(HallucinationType.UNSUPPORTED_CLAIM, 1.0), flag(HallucinationType.TEMPORAL_ERROR, 1.0)]
+    both = [
+        flag(HallucinationType.UNSUPPORTED_CLAIM, 1.0),
+        flag(HallucinationType.TEMPORAL_ERROR, 1.0),
+    ]
     assert hallucination_score(both) == pytest.approx(0.4)
 
 
@@ -92,7 +105,9 @@ def test_penalties_are_capped_at_half() -> None:
     low = FactualValidationResult(claim_validations=[contradiction("J", "e", "a", "b", 0.9)])
     assert severity_penalty(None, low, []) == 0.0
     coh = CoherenceResult(issues=[CoherenceIssue(type="t", description="d", severity=0.9)])
-    assert severity_penalty(coh, None, [flag(HallucinationType.FABRICATED_FACT, 0.9)]) == pytest.approx(0.2)
+    assert severity_penalty(
+        coh, None, [flag(HallucinationType.FABRICATED_FACT, 0.9)]
+    ) == pytest.approx(0.2)
 
 
 def test_confidence_weights_and_missing_components() -> None:
@@ -121,7 +136,9 @@ def test_final_confidence_subtracts_penalty_and_clamps() -> None:
 def test_guidance_names_values_questions_and_spans() -> None:
     coh = CoherenceResult(qud_relevance=QUDRelevance(score=0.1, addresses_qud=False))
     fact = FactualValidationResult(
-        claim_validations=[contradiction("John Smith", "department", "Marketing", "Engineering", 1.0)],
+        claim_validations=[
+            contradiction("John Smith", "department", "Marketing", "Engineering", 1.0)
+        ],
         stats=FactualStats(total=1, contradicted=1),
     )
     flags = [flag(HallucinationType.FABRICATED_FACT, 0.9, "released by Google")]
@@ -136,11 +153,16 @@ def test_guidance_names_values_questions_and_spans() -> None:
 
 def test_accept_with_flags_collects_uncertain_spans() -> None:
     unverifiable = ClaimValidation(
-        claim=ExtractedClaim(text="t", subject="s", predicate="p", object="o", span=Span(start=3, end=9)),
+        claim=ExtractedClaim(
+            text="t", subject="s", predicate="p", object="o", span=Span(start=3, end=9)
+        ),
         status=ValidationStatus.UNVERIFIABLE,
     )
     fact = FactualValidationResult(claim_validations=[unverifiable])
-    flags = [flag(HallucinationType.UNSUPPORTED_CLAIM, 0.6), flag(HallucinationType.UNSUPPORTED_CLAIM, 0.95)]
+    flags = [
+        flag(HallucinationType.UNSUPPORTED_CLAIM, 0.6),
+        flag(HallucinationType.UNSUPPORTED_CLAIM, 0.95),
+    ]
     rec = recommend(0.8, None, fact, flags, [], T)
     assert rec.action == "accept_with_flags"
     assert [(s.start, s.end) for s in rec.flags] == [(3, 9), (0, 1)]
@@ -148,8 +170,15 @@ def test_accept_with_flags_collects_uncertain_spans() -> None:
 
 
 def test_correct_and_deliver_carries_non_annotation_corrections() -> None:
-    fix = Correction(type=CorrectionType.FACTUAL, span=Span(start=0, end=3), original="a", replacement="b")
-    note = Correction(type=CorrectionType.ANNOTATION, span=Span(start=0, end=3), original="a", replacement="a [unverified]")
+    fix = Correction(
+        type=CorrectionType.FACTUAL, span=Span(start=0, end=3), original="a", replacement="b"
+    )
+    note = Correction(
+        type=CorrectionType.ANNOTATION,
+        span=Span(start=0, end=3),
+        original="a",
+        replacement="a [unverified]",
+    )
     rec = recommend(0.6, None, None, [], [fix, note], T)
     assert rec.action == "correct_and_deliver"
     assert rec.corrections == [fix]
@@ -160,7 +189,9 @@ def test_human_review_reason_counts_contradictions() -> None:
         claim_validations=[contradiction("J", "e", "a", "b", 1.0)],
         stats=FactualStats(total=3, contradicted=3, history_conflicts=2),
     )
-    rec = recommend(0.1, CoherenceResult(score=0.2), fact, [flag(HallucinationType.FABRICATED_FACT, 0.9)], [], T)
+    rec = recommend(
+        0.1, CoherenceResult(score=0.2), fact, [flag(HallucinationType.FABRICATED_FACT, 0.9)], [], T
+    )
     assert rec.action == "human_review"
     assert "10%" in rec.reason
     assert "contradicts 3 known fact(s) and 2 dialogue turn(s)" in rec.reason
