@@ -94,8 +94,12 @@ def main() -> None:
     parser.add_argument("--verifier", default=None, help="verifier spec (default: bundled)")
     parser.add_argument("--limit", type=int, default=250, help="rows per dataset")
     parser.add_argument("--datasets", nargs="+", default=["halueval", "wice"])
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (shared machine)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    import torch
+
+    torch.set_num_threads(args.threads)
     from guardrail.verifiers import load_verifier
 
     verifier = load_verifier(args.verifier)

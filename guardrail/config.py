@@ -125,6 +125,9 @@ class HallucinationConfig(BaseModel):
     """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts."""
     prior_min_similarity: float = 0.4
     """Earlier-turn sentences less similar than this (cosine) to a claim are not compared."""
+    date_check: bool = True
+    """A claim the verifier supports is still contradicted when the evidence sentence closest to it
+    states a different year / date / time (small NLI models often miss number mismatches)."""
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence (NONEXISTENT_ENTITY)."""
 

@@ -91,7 +91,8 @@ class _StageStep:
                     update = self.stage.run(state)
                     status, reason = StageStatus.RAN, None
                 except Exception as exc:
-                    logger.warning("stage %s failed: %s", self.name, exc, exc_info=True)
+                    logger.warning("stage %s failed: %s", self.name, exc)
+                    logger.debug("stage %s traceback", self.name, exc_info=True)
                     status, reason = StageStatus.FAILED, f"{type(exc).__name__}: {exc}"
         record = StageRecord(
             name=self.name,

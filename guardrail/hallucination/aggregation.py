@@ -8,6 +8,10 @@ the evidence. A claim is
   ``contradiction_flag`` (that window is then the evidence),
 - ``unsupported`` otherwise.
 
+With ``date_check`` (see the detector), a supported claim whose date differs from the one in
+the closest evidence sentence becomes ``contradicted`` and its score is capped at
+``1 - confidence`` of that date mismatch before aggregation.
+
 The response verdict (Cw-CONLI) uses one of two policies over the checked claims:
 
 - ``weakest_link`` (seed 000): score = min entailment over claims; VERIFIED iff score ≥ T(rs).

@@ -241,18 +241,36 @@ def detect(
         snippet = best_snippet(win.text, c.text)
         c.scores = VerifierScores(**decision.best_prediction.model_dump())
         c.evidence = _pointer(win, snippet)
-        entailments.append(decision.best_prediction.entailment)
-        c.reason = (
-            f"best entailment {decision.best_prediction.entailment:.2f} vs T(rs) {threshold:.2f}"
-            + (f"; contradiction {pred.contradiction:.2f}" if contradicted else "")
+        entailment = decision.best_prediction.entailment
+        c.reason = f"best entailment {entailment:.2f} vs T(rs) {threshold:.2f}" + (
+            f"; contradiction {pred.contradiction:.2f}" if contradicted else ""
         )
-        if contradicted:
-            flags.append(build.contradiction_flag(response, c, i, pred, snippet))
-        elif c.status is ClaimStatus.UNSUPPORTED:
-            flags.append(build.unsupported_flag(response, c, i, pred, threshold, snippet))
-        if c.status is not ClaimStatus.SUPPORTED:
-            conf = max(pred.contradiction, 1.0 - decision.best_prediction.entailment)
-            flags += build.temporal_flags(response, c, i, win.text, snippet, conf)
+        conf = max(pred.contradiction, 1.0 - entailment)
+        temporal = build.temporal_flags(response, c, i, win.text, snippet, conf)
+        if c.status is ClaimStatus.SUPPORTED:
+            # Date check: the evidence sentence closest to the claim gives another date.
+            strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
+            if config.date_check and strong:
+                c.status = ClaimStatus.CONTRADICTED
+                c.reason += f"; {strong[0].explanation}"
+                entailment = min(entailment, 1.0 - strong[0].confidence)
+                flag = build.contradiction_flag(response, c, i, pred, snippet)
+                flags.append(
+                    flag.model_copy(
+                        update={
+                            "confidence": strong[0].confidence,
+                            "explanation": f"the evidence gives another date: {strong[0].explanation}",
+                        }
+                    )
+                )
+                flags += strong
+        else:
+            if contradicted:
+                flags.append(build.contradiction_flag(response, c, i, pred, snippet))
+            else:
+                flags.append(build.unsupported_flag(response, c, i, pred, threshold, snippet))
+            flags += temporal
+        entailments.append(entailment)
     for i, c in enumerate(claims):
         if config.entity_check and c.status is not ClaimStatus.SUPPORTED and evidence.known_texts:
             taken = [f.span for f in flags if f.claim_index == i and f.span != c.span]
