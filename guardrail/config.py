@@ -117,7 +117,7 @@ class HallucinationConfig(BaseModel):
     claim_source: Literal["sentences", "llm"] = "sentences"
     """``llm``: atomic claims from a LangChain chat model injected as the resource
     ``"claim_llm"`` (``guardrail.resources.set("claim_llm", chat_model)``), mapped back to spans."""
-    logic_min_similarity: float = 0.4
+    logic_min_similarity: float = 0.3
     """Sentence pairs of the response at least this similar (cosine) are checked for contradiction."""
     max_logic_pairs: int = 32
     """At most this many sentence pairs are checked for logical consistency."""

@@ -14,7 +14,7 @@ from guardrail.errors import ConfigError
 from guardrail.hallucination.claims import sentence_claims
 from guardrail.report import Claim
 from guardrail.stages.base import PipelineState, Stage
-from guardrail.text.language import response_language
+from guardrail.text.language import dialogue_context, response_language
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,8 @@ class ClaimsStage(Stage):
 
     def run(self, state: PipelineState) -> dict[str, Any]:
         response = state.input.response
-        language = state.language or response_language(response, state.input.query)
+        context = dialogue_context([t.text for t in state.input.dialogue.turns])
+        language = state.language or response_language(response, state.input.query, context)
         claims = build_claims(self, response, state.input.query, language)
         logger.debug("%d claims, language %s", len(claims), language)
         return {"claims": claims, "language": language}

@@ -15,7 +15,7 @@ from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.stages.base import PipelineState, Stage
 from guardrail.stages.claims import build_claims
-from guardrail.text.language import response_language
+from guardrail.text.language import dialogue_context, response_language
 from guardrail.text.mentions import MentionKind, find_mentions
 
 logger = logging.getLogger(__name__)
@@ -62,7 +62,8 @@ class HallucinationStage(Stage):
         cfg = self.config.hallucination
         data = state.input
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
-        language = state.language or response_language(data.response, data.query)
+        context = dialogue_context([t.text for t in data.dialogue.turns])
+        language = state.language or response_language(data.response, data.query, context)
         claims = state.claims
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)

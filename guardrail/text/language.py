@@ -83,7 +83,14 @@ def claim_language(text: str, response_language: str | None) -> str | None:
     return detect_language(text, fallback=response_language)
 
 
-def response_language(response: str, query: str = "") -> str | None:
-    """Language of a response; a response too short to tell borrows the query's context."""
-    context = detect_language(f"{query}\n{response}") if query.strip() else None
-    return detect_language(response, fallback=context)
+def response_language(response: str, query: str = "", context: str = "") -> str | None:
+    """Language of a response; a response too short to tell borrows the language of the query
+    and the dialogue ``context`` around it."""
+    around = "\n".join(t for t in (context, query) if t.strip())
+    fallback = detect_language(f"{around}\n{response}") if around else None
+    return detect_language(response, fallback=fallback)
+
+
+def dialogue_context(turns: list[str], last: int = 2) -> str:
+    """The last ``last`` turn texts, joined (context for :func:`response_language`)."""
+    return "\n".join(turns[-last:])

@@ -217,19 +217,23 @@ def test_kb_facts_are_evidence(guard: Guardrail) -> None:
 
 
 def test_logical_inconsistency_between_sentences(guard: Guardrail) -> None:
-    passage = "The museum is in Oslo. It shows Viking ships and opened in 1926."
-    response = "The museum opened in 1926. The museum has never opened to the public."
+    passage = "Anna Berg is a painter who moved to Berlin in 2015."
+    response = "Anna Berg lives in Berlin with her two children. Anna Berg lives alone in Berlin."
     r = check(guard, response, [passage])
-    types = {f.type for f in r.hallucination_flags}
-    assert HallucinationType.LOGICAL_INCONSISTENCY in types, r.hallucination_flags
+    logic = [f for f in r.hallucination_flags if f.type is HallucinationType.LOGICAL_INCONSISTENCY]
+    assert logic, r.hallucination_flags
+    assert logic[0].content == "Anna Berg lives alone in Berlin."
+    assert logic[0].evidence == "Anna Berg lives in Berlin with her two children."
 
 
 def test_contradicts_prior_turn(guard: Guardrail) -> None:
     dialogue = [
-        {"speaker": "user", "text": "My flight to Rome leaves on Friday morning."},
-        {"speaker": "assistant", "text": "Noted: your flight to Rome leaves on Friday morning."},
+        {"speaker": "user", "text": "I live in Berlin with my two children."},
+        {"speaker": "assistant", "text": "Thanks, I will look for family flats in Berlin."},
     ]
-    passage = "Flights to Rome leave from terminal 2."
-    r = check(guard, "Your flight to Rome leaves on Tuesday evening.", [passage], dialogue=dialogue)
+    passage = "Family flats in Berlin cost more in the city centre."
+    r = check(guard, "You live alone in Berlin.", [passage], dialogue=dialogue)
     prior = [f for f in r.hallucination_flags if f.type is HallucinationType.CONTRADICTS_PRIOR]
-    assert prior and prior[0].evidence is not None and "Friday" in prior[0].evidence
+    assert prior, r.hallucination_flags
+    assert prior[0].evidence == "I live in Berlin with my two children."
+    assert "turn 0" in prior[0].explanation
