@@ -8,7 +8,8 @@
         <condition>/
           predictions.csv               id, label, score, prediction, nli_score, threshold,
                                         retrieval_score, verdict, error
-          details.jsonl                 per example: the claims' best-window scores and status
+          details.jsonl                 per example: the claims' best-window scores and status,
+                                        the aggregated NLI score, the retrieval score
           metrics.json                  balanced accuracy, F1, precision, recall, AUROC, …
 """
 
@@ -98,7 +99,11 @@ def write_condition(
                 writer.writerow({k: getattr(r, k) for k in CSV_FIELDS})
         with (folder / "details.jsonl").open("w", encoding="utf-8") as fh:
             for r in results:
-                fh.write(r.model_dump_json(include={"id", "label", "retrieval_score", "claims"}))
+                fh.write(
+                    r.model_dump_json(
+                        include={"id", "label", "retrieval_score", "nli_score", "claims"}
+                    )
+                )
                 fh.write("\n")
         info = info.model_copy(
             update={

@@ -1,10 +1,11 @@
 """Grid search of the verdict thresholds on an explicit dev split, scored on the held-out rest.
 
 The verifier is not re-run: a condition's ``details.jsonl`` holds, per example, the claims'
-best-window entailment and status and the retrieval score, from which the verdict of any
-threshold setting follows exactly as the hallucination stage computes it:
+best-window entailment and status, the aggregated NLI score and the retrieval score, from
+which the verdict of any threshold setting follows as the hallucination stage computes it
+(``guardrail tune`` checks this: it replays each run's own thresholds, ``replay_agreement``):
 
-- weakest link: hallucinated iff ``min_claims(entailment) < T(rs)``, searched over
+- weakest link: hallucinated iff the aggregated score (min over claims) ``< T(rs)``, searched over
   ``t_low``, ``t_high`` (≤ ``t_low``) and ``midpoint`` of T(rs) — and over a fixed threshold;
 - ratio (seed 001): hallucinated iff contradicted share > ``contradiction_ratio`` or
   unsupported share > ``neutral_ratio`` (claim statuses as the run decided them).
@@ -62,7 +63,7 @@ def read_details(path: Path) -> list[TuneItem]:
                 id=row["id"],
                 label=int(row["label"]),
                 retrieval_score=row.get("retrieval_score"),
-                min_entailment=min(c["entailment"] for c in claims) if n else None,
+                min_entailment=_weakest_score(row, claims) if n else None,
                 contradicted_share=sum(c["status"] == "contradicted" for c in claims) / n
                 if n
                 else None,
@@ -72,6 +73,15 @@ def read_details(path: Path) -> list[TuneItem]:
             )
         )
     return items
+
+
+def _weakest_score(row: dict[str, Any], claims: list[dict[str, Any]]) -> float:
+    """The run's aggregated score (it includes the stage's adjustments, e.g. a date mismatch
+    capping a claim), else the minimum best-window entailment of the claims."""
+    score = row.get("nli_score")
+    if isinstance(score, int | float):
+        return float(score)
+    return float(min(c["entailment"] for c in claims))
 
 
 def dev_test_split(

@@ -186,10 +186,12 @@ class Trainer:
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda)
         start = 0
         seen_seconds = 0.0
+        resumed_loss = 0.0
         if resume:
             state = json.loads(state_file.read_text())
             start = int(state["step"])
             seen_seconds = float(state.get("seconds", 0.0))
+            resumed_loss = float(state.get("loss", 0.0))
             opt_state = torch.load(ckpt / "optimizer.pt", weights_only=False)
             optimizer.load_state_dict(opt_state["optimizer"])
             scheduler.load_state_dict(opt_state["scheduler"])
@@ -198,7 +200,7 @@ class Trainer:
         t0 = time.monotonic()
         deadline = t0 + cfg.max_minutes * 60 if cfg.max_minutes else math.inf
         bar = tqdm(total=total_steps, initial=start, desc="train-verifier", unit="step")
-        running = 0.0
+        running = resumed_loss
         step = start
         for step in range(start, total_steps):
             batch = [train[i] for i in batches[step]]
@@ -219,7 +221,7 @@ class Trainer:
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            running = 0.98 * running + 0.02 * float(loss) if step > start else float(loss)
+            running = 0.98 * running + 0.02 * float(loss) if (step > start or resume) else float(loss)
             bar.update(1)
             bar.set_postfix(loss=f"{running:.3f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
             done = step + 1
