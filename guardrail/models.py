@@ -63,6 +63,12 @@ def _load_sentence_transformer(path: str) -> Any:
     except ImportError as exc:
         raise MissingDependencyError("sentence-transformers", "models") from exc
     try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
+    try:
         return SentenceTransformer(path, device="cpu")
     except Exception as exc:
         raise ModelLoadError(f"could not load embedding model {path!r}: {exc}") from exc

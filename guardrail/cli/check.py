@@ -152,8 +152,11 @@ def run(args: argparse.Namespace) -> int:
     from guardrail.pipeline import Guardrail
 
     config = GuardrailConfig.load(args.config)
+    guard = Guardrail(config)
+    if not args.response.strip():
+        guard.prepare({"response": args.response})  # raises the typed InputError
     data = build_input(args, config.models.embedding)
-    report = Guardrail(config).invoke(data)
+    report = guard.invoke(data)
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:

@@ -122,13 +122,13 @@ def test_support_past_token_1000_is_found_in_its_window(verifier: Verifier) -> N
         f"Section {i} of the report lists routine maintenance of the city's parks."
         for i in range(90)
     )
-    passage = filler + " The Harbour Bridge opened to traffic in May 1998. " + filler
+    passage = filler + " The Harbour Bridge was opened to road traffic in 1998. " + filler
     assert verifier.count_tokens(passage.split("The Harbour")[0]) > 1000  # type: ignore[attr-defined]
-    r = check(guard, "The Harbour Bridge opened to traffic in 1998.", [passage])
+    r = check(guard, "The Harbour Bridge opened to road traffic in 1998.", [passage])
     claim = r.claims[0]
     assert claim.status is ClaimStatus.SUPPORTED, claim
     assert claim.evidence is not None and claim.evidence.window_index > 5
-    assert "Harbour Bridge opened" in claim.evidence.snippet
+    assert "Harbour Bridge was opened" in claim.evidence.snippet
     # One batched call, pruned to top-m windows (the passage has far more).
     top_m = guard.config.hallucination.top_m_windows
     assert counting.calls == [top_m]
