@@ -122,8 +122,11 @@ def regeneration_guidance(
                 )
     for flag in flags:
         if flag.confidence >= 0.7:
-            hint = f" {flag.suggestion}" if flag.suggestion else ""
-            items.append(f"Please verify or remove: '{flag.content}'.{hint}")
+            hint = ""
+            if flag.suggestion:
+                text = flag.suggestion.strip().rstrip(".")
+                hint = f" ({text[:1].lower()}{text[1:]})"
+            items.append(f"Please verify or remove: '{flag.content}'{hint}.")
     if coherence is not None:
         for issue in coherence.issues:
             if issue.severity > 0.8 and issue.type not in ("qud_not_addressed",):

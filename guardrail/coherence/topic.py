@@ -87,7 +87,11 @@ def analyze_topic(
 ) -> tuple[DimensionScore, list[CoherenceIssue]]:
     """Score the response's topic consistency against the dialogue's topic graph."""
     nodes = topic_graph(ctx)
-    if not nodes and not ctx.turns:
+    earlier = [t for t in ctx.turns if t.age > 0]
+    if not ctx.topics and not earlier:
+        # Only the query: whether the answer is about it is the QUD dimension's job; a topic
+        # graph needs a dialogue (judging each sentence against the question alone flags
+        # on-topic elaborations as drift).
         return DimensionScore(details={"applicable": False, "reason": "no dialogue context"}), []
     graph_lemmas = ctx.context_lemmas() | {
         w.lower() for e in ctx.entities for n in [e.name, *e.aliases] for w in n.split()
