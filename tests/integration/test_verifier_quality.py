@@ -36,7 +36,9 @@ def _other() -> Path:
 
 class TestBundledVerifier(VerifierConformance):
     real_model = True
-    batch_tolerance = 0.08  # dynamic int8 quantises activations per batch: scores move a little with batch mates
+    batch_tolerance = (
+        0.08  # dynamic int8 quantises activations per batch: scores move a little with batch mates
+    )
 
     @pytest.fixture
     def verifier(self) -> Verifier:

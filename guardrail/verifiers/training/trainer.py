@@ -221,7 +221,9 @@ class Trainer:
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            running = 0.98 * running + 0.02 * float(loss) if (step > start or resume) else float(loss)
+            running = (
+                0.98 * running + 0.02 * float(loss) if (step > start or resume) else float(loss)
+            )
             bar.update(1)
             bar.set_postfix(loss=f"{running:.3f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
             done = step + 1
