@@ -65,7 +65,7 @@ def _load_sentence_transformer(path: str) -> Any:
     try:
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
         pass
     try:
