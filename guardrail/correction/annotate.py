@@ -45,6 +45,9 @@ def annotation_edits(
 
     def add(span: Span, note: str, confidence: float) -> None:
         end = span.end
+        # never split a word: a span ending inside "23rd" or "4B" is annotated after the word
+        while end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
+            end += 1
         while end > span.start and text[end - 1] in ".,;:!? ":
             end -= 1
         bucket = notes.setdefault(end, [])
