@@ -140,7 +140,15 @@ def _thing_coverage(answer: Doc, question: Doc) -> float:
     return 0.3
 
 
+#: Requests for information ("Tell me about John") are answered by content, not by an action.
+INFO_REQUEST_VERBS = frozenset(
+    {"tell", "explain", "describe", "summarize", "summarise", "list", "show", "give", "name"}
+)
+
+
 def _action_coverage(answer: Doc, question: Doc, info: QuestionInfo) -> float:
+    if info.focus_lemma in INFO_REQUEST_VERBS:
+        return _thing_coverage(answer, question)
     acts = {s: classify_by_rules(s).act for s in answer.sents}
     verbs = {t.lemma_.lower() for t in answer if t.pos_ in {"VERB", "AUX"}}
     if set(acts.values()) & {DialogueAct.CONFIRMATION, DialogueAct.REFUSAL}:
