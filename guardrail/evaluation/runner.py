@@ -278,7 +278,7 @@ def evaluate(
     """
     import time
 
-    from guardrail.evaluation.cache import CachingEmbedder
+    from guardrail.embedding_cache import CachingEmbedder
 
     folder = out_dir / dataset.replace("/", "_").replace(":", "_")
     start = time.perf_counter()

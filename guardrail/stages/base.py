@@ -81,10 +81,19 @@ class Resources:
             self._cache[key] = value
 
     def embedder(self) -> Any:
-        """The sentence-transformer embedding model of the config."""
+        """The embedding model of the config, behind a per-guardrail cache of text vectors."""
+        from guardrail.embedding_cache import CachingEmbedder
         from guardrail.models import load_embedder
 
-        return self.get("embedder", lambda: load_embedder(self.config.models.embedding))
+        size = self.config.models.embedding_cache_size
+        return self.get(
+            "embedder",
+            lambda: (
+                CachingEmbedder(load_embedder(self.config.models.embedding), size)
+                if size > 0
+                else load_embedder(self.config.models.embedding)
+            ),
+        )
 
     def verifier(self) -> Any:
         """The NLI verifier of the config (bundled offline model by default)."""

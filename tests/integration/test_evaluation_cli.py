@@ -120,7 +120,7 @@ def test_bundled_verifier_beats_chance_on_halueval(tmp_path: Path) -> None:
 def test_caching_embedder_returns_the_model_vectors() -> None:
     import numpy as np
 
-    from guardrail.evaluation.cache import CachingEmbedder
+    from guardrail.embedding_cache import CachingEmbedder
     from guardrail.models import load_embedder
 
     model = load_embedder()
