@@ -16,7 +16,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,7 +27,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from chains.embeddings import unit_embeddings
 from guardrail.errors import InputError, MissingDependencyError
-from guardrail.inputs import Passage
+from guardrail.inputs import Passage, read_passage_rows
 
 logger = logging.getLogger(__name__)
 
@@ -59,15 +58,7 @@ def open_kb(path: str | Path) -> Any:
 
 def _read_jsonl(path: Path) -> list[Document]:
     docs: list[Document] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-            raise InputError(f"{path}:{n}: each line needs a string 'text' field")
+    for n, row in read_passage_rows(path):
         meta = {k: v for k, v in row.items() if k != "text" and k != "score"}
         meta.setdefault("source", f"{path}:{n}")
         docs.append(Document(page_content=row["text"], metadata=meta))

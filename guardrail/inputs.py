@@ -7,6 +7,7 @@ read from ``metadata["score"]`` when present).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -176,3 +177,28 @@ def coerce_input(value: Any) -> GuardInput:
         f"guardrail input must be a GuardInput or a dict with a 'response' key, "
         f"not {type(value).__name__}"
     )
+
+
+def read_passage_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """Read a passages JSONL file (``{"text": ..., "score": ..., "source": ...}`` a line).
+
+    Returns ``(line number, row)`` pairs; blank lines are skipped. A missing file, a line that
+    is not JSON, or one without a string ``text`` raises ``InputError`` naming the line.
+    """
+    import json
+
+    file = Path(path)
+    if not file.exists():
+        raise InputError(f"passages file not found: {file}")
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{file}:{n}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise InputError(f"{file}:{n}: each line needs a string 'text' field")
+        rows.append((n, row))
+    return rows

@@ -23,6 +23,7 @@ import importlib
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
@@ -244,7 +245,22 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
                 f"the evidence has {evidence} characters, more than max_evidence_chars="
                 f"{self.config.max_evidence_chars}; pass fewer passages or raise the limit"
             )
+        kb = data.knowledge_base
+        if isinstance(kb, str | Path):
+            data = data.model_copy(update={"knowledge_base": self._open_kb(kb)})
+        elif isinstance(kb, dict | list):
+            from guardrail.knowledge import open_knowledge_base
+
+            data = data.model_copy(update={"knowledge_base": open_knowledge_base(kb)})
         return PipelineState(input=data)
+
+    def _open_kb(self, path: str | Path) -> Any:
+        """Open a knowledge base given as a path once per guardrail, so every stage sees the
+        same object (and a JSON/CSV/YAML file is not parsed again by each stage and call)."""
+        from guardrail.knowledge import open_knowledge_base
+
+        key = f"kb:{Path(path).resolve()}"
+        return self.resources.get(key, lambda: open_knowledge_base(path))
 
     def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
         state = self.prepare(value)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.errors import InputError
+from guardrail.inputs import read_passage_rows
 from guardrail.report import GuardReport
 
 
@@ -31,21 +32,7 @@ def register(sub: Any) -> None:
 
 def read_passages_file(path: str) -> list[dict[str, Any]]:
     """Read ``{"text", "score", "source"}`` JSON lines; typed error on a bad line."""
-    file = Path(path)
-    if not file.exists():
-        raise InputError(f"passages file not found: {path}")
-    out: list[dict[str, Any]] = []
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-            raise InputError(f"{path}:{n}: each line needs a string 'text' field")
-        out.append(row)
-    return out
+    return [row for _, row in read_passage_rows(path)]
 
 
 def read_history(path: str) -> dict[str, Any]:

@@ -223,3 +223,32 @@ async def test_batch_and_abatch_agree() -> None:
     assert (
         [r.original for r in sync] == [r.original for r in asy] == [i["response"] for i in inputs]
     )
+
+
+def test_knowledge_base_path_is_opened_once_for_every_stage(tmp_path: Path) -> None:
+    from guardrail.errors import GuardrailError
+    from guardrail.knowledge import KnowledgeBase
+
+    kb_file = tmp_path / "kb.json"
+    kb_file.write_text(
+        json.dumps(
+            {
+                "entities": [
+                    {"id": "E1", "name": "John Smith", "attributes": {"department": "Engineering"}}
+                ]
+            }
+        )
+    )
+    guard = Guardrail()
+    first = guard.prepare(
+        {"response": "John works in Engineering.", "knowledge_base": str(kb_file)}
+    )
+    second = guard.prepare({"response": "Another answer.", "knowledge_base": kb_file})
+    assert isinstance(first.input.knowledge_base, KnowledgeBase)
+    assert first.input.knowledge_base is second.input.knowledge_base
+    from_dict = guard.prepare(
+        {"response": "x y z", "knowledge_base": json.loads(kb_file.read_text())}
+    )
+    assert isinstance(from_dict.input.knowledge_base, KnowledgeBase)
+    with pytest.raises(GuardrailError):
+        guard.prepare({"response": "x y z", "knowledge_base": str(tmp_path / "missing.json")})
