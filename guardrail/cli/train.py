@@ -56,6 +56,18 @@ def register(sub: Any) -> None:
     train.add_argument(
         "--sources", default=None, help="SOURCES.md for licence notes (default: beside --data)"
     )
+    train.add_argument(
+        "--bf16",
+        action="store_true",
+        help="bfloat16 autocast (about 1.5x faster on CPUs with AVX512-BF16/AMX)",
+    )
+    train.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="JSONL(.gz) pairs to keep out of training (e.g. evaluation sets); repeatable",
+    )
     train.add_argument("--no-export", action="store_true", help="skip the ONNX export")
     train.set_defaults(func=run_train)
 
@@ -87,6 +99,8 @@ def run_train(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
         max_length=args.max_length,
         max_steps=args.max_steps,
+        bf16=args.bf16,
+        exclude=[str(Path(p)) for p in args.exclude],
     )
     final = Trainer(config).run()
     if final.name != "model":
@@ -103,20 +117,13 @@ def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -
     import numpy as np
 
     from guardrail.verifiers.card import build_card, data_mix, render_card
-    from guardrail.verifiers.training.data import (
-        bucketed_batches,
-        read_pairs,
-        sampling_order,
-        split_dev,
-    )
-    from guardrail.verifiers.training.trainer import evaluate_dev
+    from guardrail.verifiers.training.data import bucketed_batches, sampling_order
+    from guardrail.verifiers.training.trainer import approx_lengths, evaluate_dev, load_split
 
     out = Path(config.out)
-    pairs = read_pairs(config.data)
-    train, dev = split_dev(pairs, config.dev_fraction, config.seed)
+    train, dev = load_split(config)
     order = sampling_order(train, config.num_samples, config.dataset_weights, config.seed)
-    lengths = np.array([len(p.premise) + len(p.hypothesis) for p in train], dtype=np.int64)
-    batches = bucketed_batches(order, lengths, config.batch_size, 64, config.seed)  # as Trainer
+    batches = bucketed_batches(order, approx_lengths(train), config.batch_size, 64, config.seed)
     steps = min(config.max_steps or len(batches), len(batches))
     mix = data_mix([p.dataset for p in train], np.concatenate(batches[:steps]))
     scores = evaluate_dev(final, dev)

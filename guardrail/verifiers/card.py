@@ -111,11 +111,16 @@ def render_card(card: ModelCard) -> str:
         out.append(
             f"- Data: `{cfg.get('data')}` (dev split: {cfg.get('dev_fraction')} by premise hash, seed {cfg.get('seed')})"
         )
+        steps = f", run ended at step {cfg['max_steps']}" if cfg.get("max_steps") else ""
         out.append(
-            f"- Pairs drawn: {cfg.get('num_samples')}, batch {cfg.get('batch_size')}, peak lr "
-            f"{cfg.get('learning_rate')}, warmup {cfg.get('warmup_fraction')}, max length "
-            f"{cfg.get('max_length')} tokens, word embeddings frozen: {cfg.get('freeze_word_embeddings')}"
+            f"- Sampled order: {cfg.get('num_samples')} pairs{steps}; batch {cfg.get('batch_size')}, "
+            f"peak lr {cfg.get('learning_rate')}, warmup {cfg.get('warmup_fraction')}, max length "
+            f"{cfg.get('max_length')} tokens, word embeddings frozen: {cfg.get('freeze_word_embeddings')}, "
+            f"precision: {'bfloat16 autocast' if cfg.get('bf16') else 'fp32'}"
         )
+        if cfg.get("exclude"):
+            files = ", ".join(f"`{path}`" for path in cfg["exclude"])
+            out.append(f"- Pairs also found in {files} were removed from training (and dev)")
     if summary:
         seconds = float(summary.get("train_seconds", 0.0))
         out.append(

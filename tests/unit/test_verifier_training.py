@@ -20,6 +20,7 @@ from guardrail.verifiers.training.data import (
     LABEL_TO_ID,
     TrainPair,
     bucketed_batches,
+    drop_excluded,
     iter_batches,
     read_pairs,
     sampling_order,
@@ -127,6 +128,20 @@ def test_split_dev_keeps_premises_together() -> None:
     assert split_dev(pairs, 0.1, seed=13)[1] == dev
 
 
+def test_drop_excluded_matches_normalised_pairs(tmp_path: Path) -> None:
+    pairs = make_pairs({"a": 5})
+    evaluation = tmp_path / "eval.jsonl"
+    evaluation.write_text(
+        json.dumps({"premise": "A  PREMISE 1", "hypothesis": "hyp 1 ", "label": "neutral"})
+        + "\n"
+        + json.dumps({"premise": "a premise 3", "hypothesis": "other", "label": "neutral"})
+        + "\n"
+    )
+    kept = drop_excluded(pairs, [str(evaluation)])
+    assert [p.premise for p in kept] == ["a premise 0", "a premise 2", "a premise 3", "a premise 4"]
+    assert drop_excluded(pairs, []) is pairs
+
+
 def test_two_way_loss() -> None:
     torch = pytest.importorskip("torch")
     from guardrail.verifiers.training.trainer import nli_loss
@@ -191,3 +206,37 @@ def test_trainer_interrupt_and_resume(
     summary = json.loads((final / "training_summary.json").read_text())
     assert summary["steps"] == 8 and summary["max_length"] == 48
     assert json.loads((out / "checkpoint" / "state.json").read_text())["step"] == 8
+
+
+def test_trainer_bf16_with_exclusions_and_resume_guard(tmp_path: Path, tiny_base: Path) -> None:
+    pytest.importorskip("transformers")
+    from guardrail.verifiers.training.trainer import Trainer, load_split
+
+    data = write_pairs(tmp_path / "pairs.jsonl.gz")
+    evaluation = tmp_path / "eval.jsonl"
+    rows = [p for p in read_pairs(data)][:30]
+    evaluation.write_text(
+        "".join(
+            json.dumps({"premise": p.premise, "hypothesis": p.hypothesis, "label": "neutral"})
+            + "\n"
+            for p in rows
+        )
+    )
+    out = tmp_path / "run"
+    config = _config(data, out, tiny_base, bf16=True, exclude=[str(evaluation)])
+    train, dev = load_split(config)
+    assert len(train) + len(dev) == 240 - 30
+    banned = {(p.premise, p.hypothesis) for p in rows}
+    assert not banned & {(p.premise, p.hypothesis) for p in train + dev}
+
+    stopped = Trainer(
+        _config(data, out, tiny_base, bf16=True, exclude=[str(evaluation)], max_minutes=1e-6)
+    ).run()
+    assert stopped == out / "checkpoint"
+    with pytest.raises(VerifierError, match="exclude"):
+        Trainer(_config(data, out, tiny_base, bf16=True)).run()
+    final = Trainer(config).run()
+    summary = json.loads((final / "training_summary.json").read_text())
+    assert summary["steps"] == 8
+    saved = json.loads((out / "train_config.json").read_text())
+    assert saved["bf16"] is True and saved["exclude"] == [str(evaluation)]

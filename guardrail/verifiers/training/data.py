@@ -58,9 +58,9 @@ DEFAULT_DATASET_WEIGHTS: dict[str, float] = {
     "sick": 0.7,
     "breaking_nli": 0.5,
     "mctest_nli": 0.6,
-    "snli_dev_test_esnli": 1.5,
-    "cad": 1.5,
-    "taxinli": 1.5,
+    "snli_dev_test_esnli": 2.0,
+    "cad": 2.0,
+    "taxinli": 2.0,
     "fever_rte": 1.2,
     "fever_docnli": 1.0,
     "vitaminc_test": 1.0,
@@ -105,6 +105,31 @@ def read_pairs(path: str | Path) -> list[TrainPair]:
     if bad:
         logger.warning("skipped %d malformed lines in %s", bad, path)
     return pairs
+
+
+def pair_key(premise: str, hypothesis: str) -> tuple[str, str]:
+    """Normalised (premise, hypothesis): case and whitespace do not make a pair new."""
+    return (" ".join(premise.lower().split()), " ".join(hypothesis.lower().split()))
+
+
+def drop_excluded(pairs: list[TrainPair], exclude: list[str] | tuple[str, ...]) -> list[TrainPair]:
+    """Remove pairs that also occur (normalised) in any of the ``exclude`` files.
+
+    Evaluation sets (SNLI test, ANLI) share text with some training sets; passing them here
+    keeps a benchmark score from resting on pairs the model was trained on.
+    """
+    if not exclude:
+        return pairs
+    banned: set[tuple[str, str]] = set()
+    for path in exclude:
+        banned.update(pair_key(p.premise, p.hypothesis) for p in read_pairs(path))
+    kept = [p for p in pairs if pair_key(p.premise, p.hypothesis) not in banned]
+    logger.info(
+        "excluded %d training pairs found in %d evaluation file(s)",
+        len(pairs) - len(kept),
+        len(exclude),
+    )
+    return kept
 
 
 def split_dev(

@@ -23,6 +23,7 @@ from guardrail.verifiers.training.data import (
     LABELS,
     TrainPair,
     bucketed_batches,
+    drop_excluded,
     read_pairs,
     sampling_order,
     split_dev,
@@ -60,6 +61,17 @@ class TrainConfig:
     max_minutes: float = 0.0
     """Stop (with a checkpoint) after this many minutes of this process; 0 = no limit."""
     dataset_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_DATASET_WEIGHTS))
+    bf16: bool = False
+    """Run forward and backward under bfloat16 autocast (weights and optimizer stay fp32).
+    About 1.5x faster on CPUs with AVX512-BF16 or AMX; slower on CPUs without."""
+    exclude: list[str] = field(default_factory=list)
+    """JSONL(.gz) pair files (e.g. evaluation sets) whose pairs are dropped from training."""
+
+
+def load_split(cfg: TrainConfig) -> tuple[list[TrainPair], list[TrainPair]]:
+    """The training and dev pairs of a run (after exclusions), as every step of it sees them."""
+    pairs = drop_excluded(read_pairs(cfg.data), cfg.exclude)
+    return split_dev(pairs, cfg.dev_fraction, cfg.seed)
 
 
 def default_base_model() -> Path:
@@ -89,7 +101,7 @@ def choose_max_length(tokenizer: Any, pairs: list[TrainPair], seed: int, cap: in
     return int(min(cap, math.ceil(p99 / 16) * 16))
 
 
-def _approx_lengths(pairs: list[TrainPair]) -> np.ndarray:
+def approx_lengths(pairs: list[TrainPair]) -> np.ndarray:
     return np.array([len(p.premise) + len(p.hypothesis) for p in pairs], dtype=np.int64)
 
 
@@ -128,16 +140,15 @@ class Trainer:
         resume = state_file.exists()
         if resume:
             saved = json.loads((out / "train_config.json").read_text())
-            for key in ("num_samples", "batch_size", "seed", "data", "dev_fraction"):
-                if saved.get(key) != getattr(cfg, key):
+            for key in ("num_samples", "batch_size", "seed", "data", "dev_fraction", "exclude"):
+                if saved.get(key, [] if key == "exclude" else None) != getattr(cfg, key):
                     raise VerifierError(
                         f"checkpoint in {out} was made with {key}={saved.get(key)!r}; "
                         f"resume with the same value or choose another --out"
                     )
             cfg.max_length = int(saved["max_length"])
         logger.info("loading data from %s", cfg.data)
-        pairs = read_pairs(cfg.data)
-        train, dev = split_dev(pairs, cfg.dev_fraction, cfg.seed)
+        train, dev = load_split(cfg)
         tokenizer = AutoTokenizer.from_pretrained(str(ckpt if resume else base))
         if not cfg.max_length:
             cfg.max_length = choose_max_length(tokenizer, train, cfg.seed, cfg.max_length_cap)
@@ -145,7 +156,7 @@ class Trainer:
         logger.info("train %d / dev %d pairs, max_length %d", len(train), len(dev), cfg.max_length)
 
         order = sampling_order(train, cfg.num_samples, cfg.dataset_weights, cfg.seed)
-        batches = bucketed_batches(order, _approx_lengths(train), cfg.batch_size, 64, cfg.seed)
+        batches = bucketed_batches(order, approx_lengths(train), cfg.batch_size, 64, cfg.seed)
         total_steps = len(batches)
         if cfg.max_steps and cfg.max_steps < total_steps:
             # A shorter run over the same sampled order: the LR schedule ends at max_steps.
@@ -214,8 +225,9 @@ class Trainer:
             )
             labels = torch.tensor([p.label for p in batch])
             two_way = torch.tensor([p.two_way for p in batch])
-            logits = model(**enc).logits
-            loss = nli_loss(logits, labels, two_way)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16):
+                logits = model(**enc).logits
+            loss = nli_loss(logits.float(), labels, two_way)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
