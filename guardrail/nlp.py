@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from typing import Any
 
@@ -26,11 +27,22 @@ def _load(name: str) -> Any:
     except ImportError as exc:
         raise MissingDependencyError("spacy", "nlp") from exc
     try:
-        return spacy.load(name)
+        nlp = spacy.load(name)
     except OSError as exc:
         raise ModelLoadError(
             f"spaCy pipeline {name!r} is not installed; run: pip install 'guardrail[nlp]'"
         ) from exc
+    _split_full_stop_after_codes(nlp)
+    return nlp
+
+
+def _split_full_stop_after_codes(nlp: Any) -> None:
+    """Split the full stop off room / flight / model codes ("room 4B." → "4B" "."), which the
+    default rules keep glued (it looks like an initial), merging two sentences into one."""
+    current = nlp.tokenizer.suffix_search
+    pattern = current.__self__.pattern if current is not None else ""
+    extra = r"(?<=[0-9][A-Za-z])\.$"
+    nlp.tokenizer.suffix_search = re.compile(f"{pattern}|{extra}" if pattern else extra).search
 
 
 def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Any:

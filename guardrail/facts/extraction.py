@@ -124,7 +124,19 @@ def _object_tokens(tok: Any) -> list[Any]:
 
 
 def _char_span(tokens: list[Any]) -> tuple[int, int]:
-    return tokens[0].idx, tokens[-1].idx + len(tokens[-1].text)
+    last = tokens[-1]
+    end = last.idx + len(last.text)
+    if _glued_full_stop(last):
+        end -= 1
+    return tokens[0].idx, end
+
+
+def _glued_full_stop(tok: Any) -> bool:
+    """A sentence-final token the tokenizer left its full stop on ("room 4B." → "4B.")."""
+    text = tok.text
+    return (
+        len(text) > 1 and text.endswith(".") and text.count(".") == 1 and tok.i == tok.sent.end - 1
+    )
 
 
 def _pattern_override(doc: Any, start: int, end: int) -> tuple[int, int] | None:
@@ -263,7 +275,9 @@ def _clause_tokens(verb: Any, subject: Any) -> list[Any]:
     """The verb's subtree without conjoined clauses and trailing punctuation."""
     skip: set[int] = set()
     for child in verb.children:
-        if child.dep_ in ("conj", "cc") or (child.dep_ == "punct" and child.i > verb.i):
+        # A real punctuation mark only: "4B." (full stop glued on) can be parsed as punct.
+        trailing_punct = child.dep_ == "punct" and child.i > verb.i and child.is_punct
+        if child.dep_ in ("conj", "cc") or trailing_punct:
             skip.update(t.i for t in child.subtree)
     tokens = [t for t in verb.subtree if t.i not in skip]
     if subject.head.i == verb.i or subject.i > tokens[0].i:

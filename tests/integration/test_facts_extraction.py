@@ -76,6 +76,26 @@ def test_extraction_patterns_and_spans() -> None:
     assert same[0].object == "2020" and [n for n, _ in same[0].also_subjects] == ["John"]
 
 
+def test_code_before_full_stop_stays_in_the_claim_and_ends_the_sentence() -> None:
+    # spaCy keeps "4B." as one token (like an initial) unless told otherwise; the claim then
+    # stopped at "room" and the next sentence was glued onto this one.
+    text = "The review with John is on Thursday in room 4B. It is in room 4B. He works in the U.S."
+    doc = load_spacy()(text)
+    assert [s.text for s in doc.sents] == [
+        "The review with John is on Thursday in room 4B.",
+        "It is in room 4B.",
+        "He works in the U.S.",
+    ]
+    claims = extract_raw_claims(doc)
+    assert [c.text for c in claims] == [
+        "The review with John is on Thursday in room 4B",
+        "It is in room 4B",
+        "He works in the U.S.",
+    ]
+    assert claims[1].object == "room 4B"
+    assert text[claims[1].span.start : claims[1].span.end] == "It is in room 4B"
+
+
 def test_pronouns_aliases_and_fuzzy_names_resolve() -> None:
     registry = [EntityInfo(name="Sarah Lee", gender="female", type="person")]
     text = (
