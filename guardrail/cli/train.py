@@ -8,7 +8,8 @@ transformers NLI model directory the same way.
 Example::
 
     guardrail train-verifier --data ../shared/data/nli-train/pairs.jsonl.gz --out runs/v2 \\
-        --num-samples 96000 --threads 2 --max-minutes 100
+        --num-samples 320000 --max-steps 7200 --threads 2 --bf16 \\
+        --exclude ../shared/data/nli-eval/pairs.jsonl.gz
     guardrail export-verifier runs/v2/model --out /tmp/verifier-onnx
 """
 
