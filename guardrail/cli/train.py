@@ -122,7 +122,7 @@ def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -
     from guardrail.verifiers.training.trainer import approx_lengths, evaluate_dev, load_split
 
     out = Path(config.out)
-    train, dev = load_split(config)
+    train, dev, _ = load_split(config)
     order = sampling_order(train, config.num_samples, config.dataset_weights, config.seed)
     batches = bucketed_batches(order, approx_lengths(train), config.batch_size, 64, config.seed)
     steps = min(config.max_steps or len(batches), len(batches))

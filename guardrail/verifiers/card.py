@@ -120,7 +120,9 @@ def render_card(card: ModelCard) -> str:
         )
         if cfg.get("exclude"):
             files = ", ".join(f"`{path}`" for path in cfg["exclude"])
-            out.append(f"- Pairs also found in {files} were removed from training (and dev)")
+            removed = summary.get("excluded_pairs") if summary else None
+            count = f": {removed} pairs" if removed is not None else ""
+            out.append(f"- Pairs also found in {files} were removed from training and dev{count}")
     if summary:
         seconds = float(summary.get("train_seconds", 0.0))
         out.append(

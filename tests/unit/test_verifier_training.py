@@ -224,8 +224,8 @@ def test_trainer_bf16_with_exclusions_and_resume_guard(tmp_path: Path, tiny_base
     )
     out = tmp_path / "run"
     config = _config(data, out, tiny_base, bf16=True, exclude=[str(evaluation)])
-    train, dev = load_split(config)
-    assert len(train) + len(dev) == 240 - 30
+    train, dev, excluded = load_split(config)
+    assert len(train) + len(dev) == 240 - 30 and excluded == 30
     banned = {(p.premise, p.hypothesis) for p in rows}
     assert not banned & {(p.premise, p.hypothesis) for p in train + dev}
 
@@ -237,6 +237,12 @@ def test_trainer_bf16_with_exclusions_and_resume_guard(tmp_path: Path, tiny_base
         Trainer(_config(data, out, tiny_base, bf16=True)).run()
     final = Trainer(config).run()
     summary = json.loads((final / "training_summary.json").read_text())
-    assert summary["steps"] == 8
+    assert summary["steps"] == 8 and summary["excluded_pairs"] == 30
     saved = json.loads((out / "train_config.json").read_text())
     assert saved["bf16"] is True and saved["exclude"] == [str(evaluation)]
+
+    from guardrail.verifiers.card import build_card, render_card
+
+    card = render_card(build_card(out))
+    assert "precision: bfloat16 autocast" in card
+    assert "removed from training and dev: 30 pairs" in card

@@ -68,10 +68,13 @@ class TrainConfig:
     """JSONL(.gz) pair files (e.g. evaluation sets) whose pairs are dropped from training."""
 
 
-def load_split(cfg: TrainConfig) -> tuple[list[TrainPair], list[TrainPair]]:
-    """The training and dev pairs of a run (after exclusions), as every step of it sees them."""
-    pairs = drop_excluded(read_pairs(cfg.data), cfg.exclude)
-    return split_dev(pairs, cfg.dev_fraction, cfg.seed)
+def load_split(cfg: TrainConfig) -> tuple[list[TrainPair], list[TrainPair], int]:
+    """The training and dev pairs of a run, as every step of it sees them, and how many pairs
+    the ``exclude`` files removed."""
+    pairs = read_pairs(cfg.data)
+    kept = drop_excluded(pairs, cfg.exclude)
+    train, dev = split_dev(kept, cfg.dev_fraction, cfg.seed)
+    return train, dev, len(pairs) - len(kept)
 
 
 def default_base_model() -> Path:
@@ -102,6 +105,7 @@ def choose_max_length(tokenizer: Any, pairs: list[TrainPair], seed: int, cap: in
 
 
 def approx_lengths(pairs: list[TrainPair]) -> np.ndarray:
+    """Characters per pair: a cheap stand-in for token length when bucketing batches."""
     return np.array([len(p.premise) + len(p.hypothesis) for p in pairs], dtype=np.int64)
 
 
@@ -148,7 +152,7 @@ class Trainer:
                     )
             cfg.max_length = int(saved["max_length"])
         logger.info("loading data from %s", cfg.data)
-        train, dev = load_split(cfg)
+        train, dev, excluded = load_split(cfg)
         tokenizer = AutoTokenizer.from_pretrained(str(ckpt if resume else base))
         if not cfg.max_length:
             cfg.max_length = choose_max_length(tokenizer, train, cfg.seed, cfg.max_length_cap)
@@ -265,6 +269,7 @@ class Trainer:
                     "final_loss": round(running, 4),
                     "max_length": cfg.max_length,
                     "dev_pairs": len(dev),
+                    "excluded_pairs": excluded,
                 },
                 indent=2,
             )
