@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from guardrail.errors import VerifierError
+from guardrail.errors import InputError, VerifierError
 from guardrail.verifiers.training.data import (
     LABEL_TO_ID,
     TrainPair,
@@ -140,6 +140,8 @@ def test_drop_excluded_matches_normalised_pairs(tmp_path: Path) -> None:
     kept = drop_excluded(pairs, [str(evaluation)])
     assert [p.premise for p in kept] == ["a premise 0", "a premise 2", "a premise 3", "a premise 4"]
     assert drop_excluded(pairs, []) is pairs
+    with pytest.raises(InputError, match="not found"):
+        drop_excluded(pairs, [str(tmp_path / "missing.jsonl")])
 
 
 def test_two_way_loss() -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from guardrail.errors import InputError
+
 logger = logging.getLogger(__name__)
 
 LABELS: tuple[str, str, str] = ("entailment", "neutral", "contradiction")
@@ -82,6 +84,8 @@ class TrainPair:
 def read_pairs(path: str | Path) -> list[TrainPair]:
     """Read a JSONL(.gz) file of NLI pairs, skipping malformed lines with a warning."""
     path = Path(path)
+    if not path.is_file():
+        raise InputError(f"pairs file not found: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
     pairs: list[TrainPair] = []
     bad = 0

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from guardrail.errors import MissingDependencyError, VerifierError
+from guardrail.errors import InputError, MissingDependencyError, VerifierError
 from guardrail.verifiers.training.data import (
     DEFAULT_DATASET_WEIGHTS,
     LABELS,
@@ -74,6 +74,8 @@ def load_split(cfg: TrainConfig) -> tuple[list[TrainPair], list[TrainPair], int]
     pairs = read_pairs(cfg.data)
     kept = drop_excluded(pairs, cfg.exclude)
     train, dev = split_dev(kept, cfg.dev_fraction, cfg.seed)
+    if not train:
+        raise InputError(f"no usable training pairs in {cfg.data} (after exclusions)")
     return train, dev, len(pairs) - len(kept)
 
 
