@@ -22,6 +22,9 @@ COMMANDS: tuple[str, ...] = (
     "guardrail.cli.kb",
     "guardrail.cli.ask",
     "guardrail.cli.evaluate",
+    "guardrail.cli.serve",
+    "guardrail.cli.store",
+    "guardrail.cli.audit",
 )
 
 
