@@ -11,6 +11,12 @@ annotated or corrected per the recommendation); dict outputs also get the report
 ``"guardrail_report"``. When the answer fails the check, ``on_fail`` decides
 (see :class:`chains.results.OnFail`).
 
+Streaming (``stream`` / ``astream`` / ``astream_events``): the answer's tokens pass through as
+they arrive, each sentence is checked once complete (``on_sentence_checked`` custom events),
+the ``streaming`` policy handles a failed sentence (``annotate``, ``stop`` or ``buffer``, see
+:mod:`chains.streaming`), and the last chunk is the report on the whole answer. ``on_fail``
+does not apply to streams: the text is already shown, the final report says what to do.
+
 Example::
 
     rag = create_retrieval_chain(retriever, combine_docs_chain)
@@ -20,15 +26,19 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
+from langchain_core.runnables.utils import AddableDict
 
 from chains.embeddings import cosine_scores
 from chains.results import DELIVERABLE, OnFail
+from chains.stream_checks import SentenceCheck, StreamingConfig
+from chains.streaming import SentenceGuard, StreamItem
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
@@ -88,6 +98,7 @@ class GuardedRunnable(Runnable[Any, Any]):
         answer_key: str,
         context_key: str,
         knowledge_base: Any,
+        streaming: StreamingConfig | None = None,
     ) -> None:
         self.chain = chain
         self.guardrail = guardrail
@@ -97,9 +108,16 @@ class GuardedRunnable(Runnable[Any, Any]):
         self.answer_key = answer_key
         self.context_key = context_key
         self.knowledge_base = knowledge_base
+        self.streaming = streaming
 
     def guard_input(self, value: Any, output: Any, config: RunnableConfig) -> dict[str, Any]:
         """Build the guardrail input from the chain's input and output."""
+        data = self.evidence(value, output, config)
+        data["response"] = answer_text(output, self.answer_key)
+        return data
+
+    def evidence(self, value: Any, output: Any, config: RunnableConfig) -> dict[str, Any]:
+        """The guardrail input without the response: query, passages, KB, dialogue, ids."""
         query = query_text(value, output)
         raw = output.get(self.context_key) if isinstance(output, dict) else None
         if raw is None and self.retriever is not None:
@@ -107,11 +125,7 @@ class GuardedRunnable(Runnable[Any, Any]):
         passages = [Passage.coerce(p) for p in (raw or [])]
         if self.embeddings is not None:
             passages = score_missing(query, passages, self.embeddings)
-        data: dict[str, Any] = {
-            "query": query,
-            "response": answer_text(output, self.answer_key),
-            "passages": passages,
-        }
+        data: dict[str, Any] = {"query": query, "passages": passages}
         if self.knowledge_base is not None:
             data["knowledge_base"] = self.knowledge_base
         if isinstance(value, dict):
@@ -153,17 +167,135 @@ class GuardedRunnable(Runnable[Any, Any]):
         report = await self.guardrail.ainvoke(data, child)
         return self.decide(output, report)
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Run the chain, check its answer, apply the decision."""
+    def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
         cfg.setdefault("run_name", "guarded_chain")
-        return self._call_with_config(self._run, input, cfg, **kwargs)
+        return cfg
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the chain, check its answer, apply the decision."""
+        return self._call_with_config(self._run, input, self._root(config), **kwargs)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async :meth:`invoke`."""
-        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
-        cfg.setdefault("run_name", "guarded_chain")
-        return await self._acall_with_config(self._arun, input, cfg, **kwargs)
+        return await self._acall_with_config(self._arun, input, self._root(config), **kwargs)
+
+    # --- streaming --------------------------------------------------------------------------
+
+    def _settings(self) -> StreamingConfig:
+        found = self.streaming or getattr(self.guardrail.config, "streaming", None)
+        return StreamingConfig.load(found)
+
+    def _delta(self, chunk: Any, seen: dict[str, Any]) -> tuple[str, Any]:
+        """Split a streamed chunk into the answer text in it and what passes through as is."""
+        if isinstance(chunk, str):
+            seen.setdefault("kind", "text")
+            return chunk, None
+        if isinstance(chunk, BaseMessage):
+            seen.setdefault("kind", "message")
+            return chunk.text, None
+        if isinstance(chunk, dict):
+            seen.setdefault("kind", "dict")
+            rest = {k: v for k, v in chunk.items() if k != self.answer_key}
+            if self.context_key in chunk:
+                seen[self.context_key] = chunk[self.context_key]
+            answer = chunk.get(self.answer_key)
+            text = answer.text if isinstance(answer, BaseMessage) else answer
+            return (text if isinstance(text, str) else ""), (AddableDict(rest) if rest else None)
+        raise InputError(
+            f"cannot stream the answer of this chain: chunks of type {type(chunk).__name__}"
+        )
+
+    def _out(self, item: StreamItem, seen: dict[str, Any]) -> Any:
+        """A stream item as a chunk of the chain's kind (``None`` for sentence checks)."""
+        kind = seen.get("kind", "text")
+        if isinstance(item, SentenceCheck):
+            return None
+        if isinstance(item, GuardReport):
+            return AddableDict({REPORT_KEY: item}) if kind == "dict" else item
+        if kind == "dict":
+            return AddableDict({self.answer_key: item})
+        return AIMessageChunk(content=item) if kind == "message" else item
+
+    def _sentence_guard(self, value: Any, seen: dict[str, Any], child: RunnableConfig) -> Any:
+        output = {self.context_key: seen[self.context_key]} if self.context_key in seen else None
+        return SentenceGuard(
+            self.guardrail, self.evidence(value, output, child), self._settings(), child
+        )
+
+    def _stream(
+        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> Iterator[Any]:
+        value = next(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        seen: dict[str, Any] = {}
+        guard: SentenceGuard | None = None
+        for chunk in self.chain.stream(value, child):
+            delta, passthrough = self._delta(chunk, seen)
+            if passthrough is not None:
+                yield passthrough
+            if not delta:
+                continue
+            guard = guard or self._sentence_guard(value, seen, child)
+            for item in guard.feed(delta):
+                if (out := self._out(item, seen)) is not None:
+                    yield out
+            if guard.stopped:
+                break
+        if guard is None:
+            raise InputError("the chain streamed no answer text: there is nothing to check")
+        for item in guard.close():
+            if (out := self._out(item, seen)) is not None:
+                yield out
+
+    async def _astream(
+        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        value = await anext(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        seen: dict[str, Any] = {}
+        guard: SentenceGuard | None = None
+        async for chunk in self.chain.astream(value, child):
+            delta, passthrough = self._delta(chunk, seen)
+            if passthrough is not None:
+                yield passthrough
+            if not delta:
+                continue
+            guard = guard or self._sentence_guard(value, seen, child)
+            for item in await guard.afeed(delta):
+                if (out := self._out(item, seen)) is not None:
+                    yield out
+            if guard.stopped:
+                break
+        if guard is None:
+            raise InputError("the chain streamed no answer text: there is nothing to check")
+        for item in await guard.aclose():
+            if (out := self._out(item, seen)) is not None:
+                yield out
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Stream the answer, checking each sentence as it completes (``on_sentence_checked``
+        events); the last chunk is the final report (under ``"guardrail_report"`` for dict
+        outputs). A failed sentence is handled by the streaming policy
+        (:class:`chains.stream_checks.StreamingConfig`)."""
+        yield from self._transform_stream_with_config(
+            iter([input]), self._stream, self._root(config), **kwargs
+        )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`stream`."""
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._astream, self._root(config), **kwargs
+        ):
+            yield chunk
 
 
 def with_guardrail(
@@ -175,6 +307,7 @@ def with_guardrail(
     answer_key: str = "answer",
     context_key: str = "context",
     knowledge_base: Any = None,
+    streaming: StreamingConfig | dict[str, Any] | str | None = None,
 ) -> GuardedRunnable:
     """Wrap ``chain`` so its answers are checked before they are returned.
 
@@ -186,6 +319,10 @@ def with_guardrail(
         embeddings: scores passages that have no retrieval score (query–passage cosine).
         answer_key / context_key: where the answer and the evidence are in a dict output.
         knowledge_base: a knowledge base (handle or path) for fact validation.
+        streaming: how ``stream`` / ``astream`` treat a sentence that fails its check
+            (a :class:`~chains.stream_checks.StreamingConfig`, a dict, or a policy name:
+            ``"annotate"`` | ``"stop"`` | ``"buffer"``); default: the guardrail config's
+            ``streaming`` section if it has one, else ``annotate``.
     """
     return GuardedRunnable(
         chain=chain,
@@ -196,4 +333,5 @@ def with_guardrail(
         answer_key=answer_key,
         context_key=context_key,
         knowledge_base=knowledge_base,
+        streaming=StreamingConfig.load(streaming) if streaming is not None else None,
     )

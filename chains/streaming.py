@@ -1,0 +1,293 @@
+"""Guard an answer while it streams: pass tokens through, check each sentence once complete.
+
+A sentence is complete when the next sentence has begun (or the stream has ended), so an
+abbreviation such as ``Dr.`` never cuts a sentence early; the cost is one token of look-ahead.
+Sentences that complete together are checked together in one ``Guardrail.invoke`` (the
+response is those sentences, with the same query, passages and knowledge base), so the
+verifier scores all their claims in one batch. Each result is a :class:`SentenceCheck`,
+dispatched as the custom event ``on_sentence_checked`` (visible in
+``astream_events(version="v2")``). When the stream ends, one full ``Guardrail.invoke`` on the
+whole streamed answer gives the final :class:`~guardrail.report.GuardReport`.
+
+What happens when a sentence fails (a claim contradicted or unsupported by the evidence, a
+value contradicted by the knowledge base) is :attr:`StreamingConfig.policy`:
+
+- ``annotate``: tokens stream as they arrive; a marker follows the failed sentence;
+- ``stop``: tokens stream as they arrive; the stream ends after the failed sentence with a
+  notice, then the final report;
+- ``buffer``: nothing reaches the user before its sentence is checked; a failed sentence is
+  withheld and replaced by a notice.
+
+Example::
+
+    guard = SentenceGuard(Guardrail(), {"query": q, "passages": docs}, StreamingConfig())
+    for item in guard.stream(iter(["The meeting ", "is at 2pm. ", "It is in room 9."])):
+        print(item)   # text pieces, then the final GuardReport
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.runnables import RunnableConfig
+
+from chains.stream_checks import (
+    SENTENCE_EVENT,
+    SentenceCheck,
+    StreamingConfig,
+    StreamPolicy,
+    coerce_base,
+    error_checks,
+    sentence_checks,
+)
+from guardrail.errors import GuardrailError
+from guardrail.report import GuardReport
+from guardrail.text.sentences import Sentence, split_sentences
+
+#: What a guarded stream yields: text for the user, each sentence's check, the final report.
+StreamItem = str | SentenceCheck | GuardReport
+
+
+def _ends_sentence(text: str, spaced: bool) -> bool:
+    """Whether ``text`` (a sentence so far) already ends a sentence, without look-ahead.
+
+    Asks the splitter whether a following capitalised word would start a new sentence (so
+    ``Dr.`` and ``e.g.`` do not end one). A dot right after a digit waits for the next token
+    (``3.`` may become ``3.5``) unless whitespace already follows it (``spaced``).
+    """
+    stripped = text.rstrip()
+    if not stripped:
+        return False
+    if not spaced and stripped.endswith(".") and stripped[-2:-1].isdigit():
+        return False
+    parts = split_sentences(stripped + " Then")
+    return len(parts) > 1 and parts[0].end >= len(stripped)
+
+
+class SentenceGuard:
+    """One guarded stream: feed it text deltas, get back what to show and the checks.
+
+    Create one per stream (it holds that stream's text). ``base`` is the guardrail input
+    without the response (query, passages, knowledge base, dialogue, session / turn ids).
+    ``config`` is the LangChain config of the enclosing run: when given, each check is a child
+    run and dispatches ``on_sentence_checked``.
+    """
+
+    def __init__(
+        self,
+        guardrail: Any,
+        base: dict[str, Any],
+        settings: StreamingConfig | dict[str, Any] | str | None = None,
+        config: RunnableConfig | None = None,
+    ) -> None:
+        self.guardrail = guardrail
+        self.base = coerce_base(base)
+        self.settings = StreamingConfig.load(settings)
+        self.config = config
+        self.text = ""
+        self.checks: list[SentenceCheck] = []
+        self.stopped = False
+        self._done = 0  # end of the last completed sentence
+        self._released = 0  # under buffer: how much text has been shown
+        self._held = ""  # otherwise: trailing whitespace not shown yet
+        self._end: int | None = None  # under stop: where the answer was cut
+
+    # --- pure bookkeeping -------------------------------------------------------------------
+
+    def _push(self, delta: str) -> tuple[str, list[Sentence]]:
+        self.text += delta
+        shown = ""
+        if self.settings.policy is not StreamPolicy.BUFFER:
+            # Trailing whitespace waits for the next token, so a marker sits right after
+            # the sentence it is about.
+            pending = self._held + delta
+            shown = pending.rstrip()
+            self._held = pending[len(shown) :]
+        return shown, self._complete(final=False)
+
+    def _complete(self, final: bool) -> list[Sentence]:
+        rest = self.text[self._done :]
+        parts = split_sentences(rest)
+        if parts and not final and not _ends_sentence(parts[-1].text, rest[parts[-1].end :] != ""):
+            parts = parts[:-1]
+        found = [Sentence(p.text, p.start + self._done, p.end + self._done) for p in parts]
+        if found:
+            self._done = found[-1].end
+        return found
+
+    def _resolve(self, checks: list[SentenceCheck]) -> list[StreamItem]:
+        s = self.settings
+        out: list[StreamItem] = []
+        for check in checks:
+            self.checks.append(check)
+            out.append(check)
+            if s.policy is StreamPolicy.BUFFER:
+                segment = self.text[self._released : check.span.end]
+                lead = segment[: len(segment) - len(segment.lstrip())]
+                out.append(
+                    segment
+                    if check.passed
+                    else lead + s.withheld_notice.format(reason=check.reason)
+                )
+                self._released = check.span.end
+            elif not check.passed and s.policy is StreamPolicy.ANNOTATE:
+                out.append(s.annotation.format(reason=check.reason))
+            elif not check.passed:
+                out.append(s.stop_notice.format(reason=check.reason))
+                self.stopped = True
+                self._end = check.span.end
+                break
+        return [item for item in out if not isinstance(item, str) or item]
+
+    def _tail(self) -> list[StreamItem]:
+        if self.stopped:
+            return []
+        if self.settings.policy is not StreamPolicy.BUFFER:
+            held, self._held = self._held, ""
+            return [held] if held else []
+        rest, self._released = self.text[self._released :], len(self.text)
+        return [rest] if rest else []
+
+    def _check_input(self, sentences: list[Sentence]) -> dict[str, Any]:
+        chunk = self.text[sentences[0].start : sentences[-1].end]
+        return {**self.base, "response": chunk}
+
+    def _checks(
+        self, sentences: list[Sentence], report: GuardReport | Exception, t0: float
+    ) -> list[SentenceCheck]:
+        first = len(self.checks)
+        if isinstance(report, Exception):
+            checks = error_checks(sentences, first, report)
+        else:
+            checks = sentence_checks(report, sentences, sentences[0].start, first)
+        ms = (time.perf_counter() - t0) * 1000.0
+        return [c.model_copy(update={"check_ms": round(ms, 3)}) for c in checks]
+
+    @property
+    def answer(self) -> str:
+        """The answer streamed so far (cut after the failed sentence under ``stop``)."""
+        return self.text if self._end is None else self.text[: self._end]
+
+    def _final_input(self) -> dict[str, Any] | None:
+        if not self.settings.final_check or not self.answer.strip():
+            return None
+        return {**self.base, "response": self.answer}
+
+    # --- sync -------------------------------------------------------------------------------
+
+    def _check(self, sentences: list[Sentence]) -> list[StreamItem]:
+        t0 = time.perf_counter()
+        try:
+            report: GuardReport | Exception = self.guardrail.invoke(
+                self._check_input(sentences), self.config
+            )
+        except GuardrailError as exc:
+            report = exc
+        checks = self._checks(sentences, report, t0)
+        if self.config is not None:
+            for check in checks:
+                dispatch_custom_event(
+                    SENTENCE_EVENT, check.model_dump(mode="json"), config=self.config
+                )
+        return self._resolve(checks)
+
+    def feed(self, delta: str) -> list[StreamItem]:
+        """Take the next text delta; return what to show now and any finished checks."""
+        if self.stopped or not delta:
+            return []
+        shown, sentences = self._push(delta)
+        out: list[StreamItem] = [shown] if shown else []
+        if sentences:
+            out += self._check(sentences)
+        return out
+
+    def close(self) -> list[StreamItem]:
+        """The stream has ended: check the last sentence, release held text, final report."""
+        out: list[StreamItem] = []
+        if not self.stopped:
+            sentences = self._complete(final=True)
+            if sentences:
+                out += self._check(sentences)
+        out += self._tail()
+        data = self._final_input()
+        if data is not None:
+            out.append(self.guardrail.invoke(data, self.config))
+        return out
+
+    # --- async ------------------------------------------------------------------------------
+
+    async def _acheck(self, sentences: list[Sentence]) -> list[StreamItem]:
+        t0 = time.perf_counter()
+        try:
+            report: GuardReport | Exception = await self.guardrail.ainvoke(
+                self._check_input(sentences), self.config
+            )
+        except GuardrailError as exc:
+            report = exc
+        checks = self._checks(sentences, report, t0)
+        if self.config is not None:
+            for check in checks:
+                await adispatch_custom_event(
+                    SENTENCE_EVENT, check.model_dump(mode="json"), config=self.config
+                )
+        return self._resolve(checks)
+
+    async def afeed(self, delta: str) -> list[StreamItem]:
+        """Async :meth:`feed`."""
+        if self.stopped or not delta:
+            return []
+        shown, sentences = self._push(delta)
+        out: list[StreamItem] = [shown] if shown else []
+        if sentences:
+            out += await self._acheck(sentences)
+        return out
+
+    async def aclose(self) -> list[StreamItem]:
+        """Async :meth:`close`."""
+        out: list[StreamItem] = []
+        if not self.stopped:
+            sentences = self._complete(final=True)
+            if sentences:
+                out += await self._acheck(sentences)
+        out += self._tail()
+        data = self._final_input()
+        if data is not None:
+            out.append(await self.guardrail.ainvoke(data, self.config))
+        return out
+
+
+def guard_stream(
+    deltas: Iterator[str] | list[str],
+    guardrail: Any,
+    base: dict[str, Any],
+    settings: StreamingConfig | dict[str, Any] | str | None = None,
+    config: RunnableConfig | None = None,
+) -> Iterator[StreamItem]:
+    """Guard a stream of text deltas: yields text, :class:`SentenceCheck`\\ s, then the report."""
+    guard = SentenceGuard(guardrail, base, settings, config)
+    for delta in deltas:
+        yield from guard.feed(delta)
+        if guard.stopped:
+            break
+    yield from guard.close()
+
+
+async def aguard_stream(
+    deltas: AsyncIterator[str],
+    guardrail: Any,
+    base: dict[str, Any],
+    settings: StreamingConfig | dict[str, Any] | str | None = None,
+    config: RunnableConfig | None = None,
+) -> AsyncIterator[StreamItem]:
+    """Async :func:`guard_stream`."""
+    guard = SentenceGuard(guardrail, base, settings, config)
+    async for delta in deltas:
+        for item in await guard.afeed(delta):
+            yield item
+        if guard.stopped:
+            break
+    for item in await guard.aclose():
+        yield item
