@@ -1,0 +1,40 @@
+"""Stored results: every report with its input in SQLite, exported in seed 004's key layout.
+
+``ReportStore`` writes one transaction per report (WAL, schema-versioned); ``export_session``
+renders a session as ``/postprocessing/{session_id}/{turn_id}/…`` paths, nested JSON or MeTTa
+facts typed by seed 004's signatures.
+"""
+
+from __future__ import annotations
+
+from guardrail.store.export import FORMATS, export_session, export_turns
+from guardrail.store.keys import nest, render_paths, turn_paths
+from guardrail.store.sqlite import (
+    DEFAULT_SESSION,
+    SCHEMA_VERSION,
+    ReportPage,
+    ReportStore,
+    ReportSummary,
+    StoredReport,
+    StoreError,
+    check_session_id,
+    input_record,
+)
+
+__all__ = [
+    "DEFAULT_SESSION",
+    "FORMATS",
+    "SCHEMA_VERSION",
+    "ReportPage",
+    "ReportStore",
+    "ReportSummary",
+    "StoreError",
+    "StoredReport",
+    "check_session_id",
+    "export_session",
+    "export_turns",
+    "input_record",
+    "nest",
+    "render_paths",
+    "turn_paths",
+]
