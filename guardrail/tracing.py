@@ -30,7 +30,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.base import BaseTracer
 from pydantic import BaseModel, ConfigDict, Field
 
-from guardrail.errors import MissingDependencyError
+from guardrail.errors import ConfigError, MissingDependencyError
 from guardrail.report import GuardReport
 
 logger = logging.getLogger(__name__)
@@ -132,12 +132,48 @@ def feedback_items(report: GuardReport) -> list[dict[str, Any]]:
     ]
 
 
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    try:
+        from langsmith import Client
+    except ImportError as exc:
+        raise MissingDependencyError("langsmith", "tracing") from exc
+    return Client()
+
+
+def project_id_for(client: Any, project_name: str | None = None) -> str:
+    """The id of the LangSmith project (tracing session) the runs go to.
+
+    ``project_name`` defaults to the tracers' project (``LANGSMITH_PROJECT``, else
+    ``"default"``). A project not created yet (its first run still in flight) is created.
+    """
+    name = project_name
+    if name is None:
+        from langsmith.utils import get_tracer_project
+
+        name = get_tracer_project()
+    try:
+        project = client.read_project(project_name=name)
+    except Exception as exc:  # noqa: BLE001 - any lookup failure: create (upsert) instead
+        logger.debug("LangSmith project %r not readable (%s): creating it", name, exc)
+        try:
+            project = client.create_project(name, upsert=True)
+        except Exception as create_exc:
+            raise ConfigError(
+                f"cannot find or create the LangSmith project {name!r} for feedback "
+                f"({create_exc}); pass project_id= explicitly"
+            ) from create_exc
+    return str(project.id)
+
+
 def record_feedback(
     report: GuardReport,
     run_id: UUID | str,
     client: Any = None,
     trace_id: UUID | str | None = None,
     project_id: UUID | str | None = None,
+    project_name: str | None = None,
 ) -> list[str]:
     """Write the report's confidence, verdict and action as LangSmith feedback on ``run_id``.
 
@@ -147,25 +183,23 @@ def record_feedback(
         client: a ``langsmith.Client`` (a default one, configured from the environment,
             when ``None``).
         trace_id: the root run's id, lets LangSmith batch the feedback with the trace.
-        project_id: the tracing project's id (LangSmith's ``session_id``), when known.
+        project_id: the tracing project's id (LangSmith's ``session_id``); looked up by
+            ``project_name`` when not given. Run-level feedback without it is deprecated
+            by LangSmith (it warns, and SmithDB-only deployments refuse it), so it is always
+            sent.
+        project_name: the project the run was traced to (default: the tracers' project).
 
     Returns the ids of the feedback records.
     """
-    if client is None:
-        try:
-            from langsmith import Client
-        except ImportError as exc:
-            raise MissingDependencyError("langsmith", "tracing") from exc
-        client = Client()
+    client = _client(client)
+    session = str(project_id) if project_id is not None else project_id_for(client, project_name)
     ids: list[str] = []
     for item in feedback_items(report):
         key = item.pop("key")
         kwargs = {k: v for k, v in item.items() if v is not None}
         if trace_id is not None:
             kwargs["trace_id"] = trace_id
-        if project_id is not None:
-            kwargs["session_id"] = project_id
-        feedback = client.create_feedback(run_id, key, **kwargs)
+        feedback = client.create_feedback(run_id=run_id, key=key, session_id=session, **kwargs)
         ids.append(str(feedback.id))
     return ids
 
@@ -175,19 +209,46 @@ class FeedbackRecorder(BaseCallbackHandler):
     ``run_name`` (the ``guardrail`` run) whose output is a :class:`GuardReport`.
 
     A failure to write feedback is logged, never raised: it must not break the user's chain.
+    The project id is looked up once (by ``project_name``, default: the tracers' project)
+    unless ``project_id`` is given.
     """
 
-    def __init__(self, client: Any = None, run_name: str = "guardrail") -> None:
+    def __init__(
+        self,
+        client: Any = None,
+        run_name: str = "guardrail",
+        project_id: UUID | str | None = None,
+        project_name: str | None = None,
+    ) -> None:
         self.client = client
         self.run_name = run_name
+        self.project_id = str(project_id) if project_id is not None else None
+        self.project_name = project_name
         self.recorded: list[UUID] = []
-        self._pending: set[UUID] = set()
+        self._pending: dict[UUID, UUID | None] = {}  # run id -> trace id when it is the root
         self._lock = threading.Lock()
 
-    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
         if kwargs.get("name") == self.run_name:
             with self._lock:
-                self._pending.add(run_id)
+                self._pending[run_id] = run_id if parent_run_id is None else None
+
+    def _project(self) -> str:
+        with self._lock:
+            if self.project_id is not None:
+                return self.project_id
+        found = project_id_for(_client(self.client), self.project_name)
+        with self._lock:
+            self.project_id = found
+        return found
 
     def on_chain_end(
         self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
@@ -195,12 +256,12 @@ class FeedbackRecorder(BaseCallbackHandler):
         with self._lock:
             if run_id not in self._pending:
                 return
-            self._pending.discard(run_id)
+            trace_id = self._pending.pop(run_id)
         report = outputs.get("output") if isinstance(outputs, dict) else outputs
         if not isinstance(report, GuardReport):
             return
         try:
-            record_feedback(report, run_id, self.client)
+            record_feedback(report, run_id, self.client, trace_id, self._project())
         except Exception as exc:  # noqa: BLE001 - tracing must not break the chain
             logger.warning("could not record guardrail feedback for run %s: %s", run_id, exc)
             return
@@ -209,4 +270,4 @@ class FeedbackRecorder(BaseCallbackHandler):
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
-            self._pending.discard(run_id)
+            self._pending.pop(run_id, None)

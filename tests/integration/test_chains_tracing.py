@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -35,6 +36,15 @@ EXPECTED_CHILDREN = [f"guardrail.{name}" for name in STAGES] + [
     "guardrail.confidence",
     "guardrail.recommendation",
 ]
+
+
+PROJECT = {
+    "id": str(uuid.uuid4()),
+    "name": "guardrail-tests",
+    "tenant_id": str(uuid.uuid4()),
+    "start_time": "2026-01-01T00:00:00+00:00",
+    "reference_dataset_id": None,
+}
 
 
 class Recorder(BaseHTTPRequestHandler):
@@ -63,11 +73,16 @@ class Recorder(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record("GET")
-        self._reply({})
+        if self.path.startswith("/sessions"):  # read_project(project_name=...)
+            self._reply([PROJECT])
+        else:
+            self._reply({})
 
     def do_POST(self) -> None:
         body = self._record("POST")
-        if self.path.startswith("/feedback"):
+        if self.path.startswith("/sessions"):
+            self._reply(PROJECT)
+        elif self.path.startswith("/feedback"):
             data = json.loads(body)
             self._reply({**data, "id": data.get("id") or str(uuid.uuid4())})
         else:
@@ -137,11 +152,15 @@ def test_langsmith_client_receives_runs_and_feedback(langsmith_server: Any) -> N
     url, requests = langsmith_server
     client = Client(api_url=url, api_key="test-key")
     tracer = LangChainTracer(client=client, project_name="guardrail-tests")
-    feedback = FeedbackRecorder(client)
+    feedback = FeedbackRecorder(client, project_name="guardrail-tests")
     guard = Guardrail({"disabled_stages": list(STAGES)})
-    report = guard.invoke(DATA, {"callbacks": [tracer, feedback], "tags": ["integration"]})
-    tracer.wait_for_futures()
-    client.flush()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = guard.invoke(DATA, {"callbacks": [tracer, feedback], "tags": ["integration"]})
+        tracer.wait_for_futures()
+        client.flush()
+    # LangSmith deprecates run feedback without the project (session) id: none of that here.
+    assert not [w for w in caught if "session_id" in str(w.message)]
 
     runs = received_runs(requests)
     by_name = {run.get("name"): run for run in runs.values()}
@@ -163,10 +182,15 @@ def test_langsmith_client_receives_runs_and_feedback(langsmith_server: Any) -> N
     posted = [json.loads(b) for m, p, _, b in requests if m == "POST" and p.startswith("/feedback")]
     assert [f["key"] for f in posted] == list(FEEDBACK_KEYS)
     assert {str(f["run_id"]) for f in posted} == {root_id}
+    assert {str(f["session_id"]) for f in posted} == {PROJECT["id"]}
+    assert {str(f["trace_id"]) for f in posted[:3]} == {root_id}
     action = next(f for f in posted if f["key"] == "guardrail.action")
     assert action["value"] == "human_review" and action["score"] == 0
-    # ... and by hand, with record_feedback.
-    ids = record_feedback(report, root_id, client)
+    # ... and by hand, with record_feedback (the project found by the tracers' default name).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ids = record_feedback(report, root_id, client)
+    assert not [w for w in caught if "session_id" in str(w.message)]
     assert len(ids) == 3
     again = [m for m, p, _, _ in requests if p.startswith("/feedback")]
     assert len(again) == 6
