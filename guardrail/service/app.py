@@ -1,0 +1,353 @@
+"""The FastAPI app behind ``guardrail serve``: the check API, stored reports, metrics, the page.
+
+Models load once, in a warm-up check started by the lifespan (``/readyz`` is 503 until it has
+finished); every check runs in a worker thread (at most ``max_concurrent_checks`` at a time), so
+the event loop keeps answering. Bad input is a 422 naming the field; a missing or wrong bearer
+token (when ``$GUARDRAIL_API_TOKEN`` is set) a 401.
+
+Example::
+
+    app = create_app(GuardrailConfig.load(None), store=ReportStore("results.sqlite"))
+    uvicorn.run(app, host="127.0.0.1", port=8000)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from guardrail.config import GuardrailConfig
+from guardrail.errors import GuardrailError, InputError, KnowledgeBaseError
+from guardrail.inputs import GuardInput
+from guardrail.report import Action, GuardReport, VerdictLabel
+from guardrail.service.auth import require_token
+from guardrail.service.limits import BodyLimitMiddleware, MetricsMiddleware
+from guardrail.service.metrics import CONTENT_TYPE, Metrics
+from guardrail.service.models import (
+    BatchRequest,
+    BatchResponse,
+    CheckRequest,
+    ErrorBody,
+    Health,
+    ReportList,
+    ThresholdPoint,
+    Thresholds,
+)
+from guardrail.service.settings import ServiceSettings
+from guardrail.store.sqlite import ReportStore, StoredReport, StoreError, check_session_id
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+WARMUP_INPUT: dict[str, Any] = {
+    "query": "When is the meeting?",
+    "response": "The meeting is at 2pm on Monday.",
+    "passages": [{"text": "The meeting with John is at 2pm on Monday in room 4B.", "score": 0.8}],
+}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or wrong bearer token"},
+    413: {"model": ErrorBody, "description": "request body too large"},
+    422: {"model": ErrorBody, "description": "unusable input; `loc` names the field"},
+}
+
+
+class FieldError(Exception):
+    """Unusable input at ``loc`` (answered with 422)."""
+
+    def __init__(self, loc: Sequence[str | int], msg: str, kind: str = "value_error") -> None:
+        super().__init__(msg)
+        self.loc = list(loc)
+        self.msg = msg
+        self.kind = kind
+
+
+class ServiceState:
+    """What the routes share: the guardrail, the store, settings, metrics and readiness."""
+
+    def __init__(
+        self,
+        guard: Any,
+        store: ReportStore | None,
+        settings: ServiceSettings,
+        knowledge_base: Any = None,
+    ) -> None:
+        self.guard = guard
+        self.store = store
+        self.settings = settings
+        self.knowledge_base = knowledge_base
+        self.metrics = Metrics()
+        self.status = "loading"
+        self.error: str | None = None
+        self.limiter: anyio.CapacityLimiter | None = None
+
+    @property
+    def config(self) -> GuardrailConfig:
+        config: GuardrailConfig = self.guard.config
+        return config
+
+    def validate(self, req: CheckRequest, loc: Sequence[str | int] = ("body",)) -> GuardInput:
+        """Apply the limits (422 naming the field) and the server's knowledge base."""
+        if not req.response.strip():
+            raise FieldError([*loc, "response"], "the response is empty: there is nothing to check")
+        if len(req.response) > self.config.max_response_chars:
+            raise FieldError(
+                [*loc, "response"],
+                f"the response has {len(req.response)} characters, more than "
+                f"max_response_chars={self.config.max_response_chars}",
+            )
+        if len(req.passages) > self.settings.max_passages:
+            raise FieldError(
+                [*loc, "passages"],
+                f"{len(req.passages)} passages, more than max_passages="
+                f"{self.settings.max_passages}",
+            )
+        evidence = sum(len(p.text) for p in req.passages)
+        if evidence > self.config.max_evidence_chars:
+            raise FieldError(
+                [*loc, "passages"],
+                f"the passages have {evidence} characters, more than max_evidence_chars="
+                f"{self.config.max_evidence_chars}",
+            )
+        if req.session_id is not None:
+            try:
+                check_session_id(req.session_id)
+            except InputError as exc:
+                raise FieldError([*loc, "session_id"], str(exc)) from exc
+        if req.turn_id is not None and req.turn_id < 0:
+            raise FieldError([*loc, "turn_id"], "turn_id must be >= 0")
+        data: GuardInput = req
+        if req.knowledge_base is None and self.knowledge_base is not None:
+            data = req.model_copy(update={"knowledge_base": self.knowledge_base})
+        return data
+
+    async def check(self, data: GuardInput, loc: Sequence[str | int] = ("body",)) -> dict[str, Any]:
+        """Run one check in a worker thread, store it, count it; the report as JSON."""
+        assert self.limiter is not None, "the app's lifespan has not started"
+        self.metrics.add_gauge("guardrail_checks_in_progress", 1)
+        start = time.perf_counter()
+        try:
+            report: GuardReport = await anyio.to_thread.run_sync(
+                self.guard.invoke, data, limiter=self.limiter
+            )
+        except KnowledgeBaseError as exc:
+            raise FieldError([*loc, "knowledge_base"], str(exc)) from exc
+        except InputError as exc:
+            raise FieldError(list(loc), str(exc), "input_error") from exc
+        finally:
+            self.metrics.add_gauge("guardrail_checks_in_progress", -1)
+        self.metrics.record_check(
+            report.recommendation.action, report.verdict.label.value, time.perf_counter() - start
+        )
+        if self.store is None:
+            return report.model_dump(mode="json")
+        try:
+            stored: StoredReport = await anyio.to_thread.run_sync(self.store.save, data, report)
+        except StoreError:
+            logger.exception("could not store the report")
+            self.metrics.inc("guardrail_store_writes_total", outcome="error")
+            return report.model_dump(mode="json")
+        self.metrics.inc("guardrail_store_writes_total", outcome="ok")
+        return stored.report
+
+    async def warm_up(self) -> None:
+        """Load the models with one check; ``status`` becomes ``ready`` or ``failed``."""
+        try:
+            if self.settings.warmup:
+                await anyio.to_thread.run_sync(self.guard.invoke, WARMUP_INPUT)
+            self.status = "ready"
+            self.metrics.set_gauge("guardrail_ready", 1)
+            logger.info("guardrail service ready")
+        except Exception as exc:  # reported by /readyz, not swallowed
+            self.status = "failed"
+            self.error = f"{type(exc).__name__}: {exc}"
+            logger.exception("warm-up check failed")
+
+
+def _store_or_404(state: ServiceState) -> ReportStore:
+    if state.store is None:
+        raise FieldError(["store"], "this server keeps no reports (start it with --store FILE)")
+    return state.store
+
+
+def _location(report: dict[str, Any]) -> dict[str, str]:
+    session, turn = report.get("session_id"), report.get("turn_id")
+    if session is None or turn is None:
+        return {}
+    return {"Location": f"/v1/reports/{session}/{turn}"}
+
+
+def create_app(
+    config: GuardrailConfig | None = None,
+    *,
+    store: ReportStore | None = None,
+    settings: ServiceSettings | None = None,
+    guard: Any = None,
+    knowledge_base: Any = None,
+) -> FastAPI:
+    """The service app. ``guard`` defaults to ``Guardrail(config)``; ``store`` to none."""
+    if guard is None:
+        from guardrail.pipeline import Guardrail
+
+        guard = Guardrail(config)
+    state = ServiceState(guard, store, settings or ServiceSettings.from_env(), knowledge_base)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.limiter = anyio.CapacityLimiter(state.settings.max_concurrent_checks)
+        task = asyncio.create_task(state.warm_up())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    app = FastAPI(
+        title="guardrail",
+        summary="Check an LLM's answer before a user sees it.",
+        version=_version(),
+        lifespan=lifespan,
+    )
+    app.state.guardrail = state
+    auth = [Depends(require_token(state.settings.api_token))]
+    api = APIRouter(prefix="/v1", dependencies=auth, responses=ERRORS)
+
+    @app.exception_handler(FieldError)
+    async def field_error(request: Request, exc: FieldError) -> JSONResponse:
+        status = 404 if exc.loc == ["store"] or exc.kind == "not_found" else 422
+        return JSONResponse(
+            {"detail": [{"loc": exc.loc, "msg": exc.msg, "type": exc.kind}]}, status_code=status
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail = [
+            {
+                "loc": list(e.get("loc", ())),
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type")),
+            }
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(GuardrailError)
+    async def guardrail_error(request: Request, exc: GuardrailError) -> JSONResponse:
+        logger.error("check failed: %s", exc)
+        return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=503)
+
+    @api.post("/check", response_model=GuardReport, summary="Check one answer")
+    async def check(req: CheckRequest) -> Response:
+        report = await state.check(state.validate(req))
+        return JSONResponse(report, headers=_location(report))
+
+    @api.post("/check/batch", response_model=BatchResponse, summary="Check several answers")
+    async def check_batch(req: BatchRequest) -> Response:
+        if len(req.items) > state.settings.max_batch:
+            raise FieldError(
+                ["body", "items"],
+                f"{len(req.items)} items, more than max_batch={state.settings.max_batch}",
+            )
+        inputs = [state.validate(item, ("body", "items", i)) for i, item in enumerate(req.items)]
+        reports = [await state.check(data, ("body", "items", i)) for i, data in enumerate(inputs)]
+        return JSONResponse({"reports": reports})
+
+    @api.get("/reports/{session_id}/{turn_id}", response_model=StoredReport)
+    async def get_report(session_id: str, turn_id: int, attempt: int | None = None) -> Response:
+        store = _store_or_404(state)
+        found = await anyio.to_thread.run_sync(store.get, session_id, turn_id, attempt)
+        if found is None:
+            raise FieldError(
+                ["path", "turn_id"], f"nothing stored for {session_id}/{turn_id}", "not_found"
+            )
+        return JSONResponse(found.model_dump(mode="json"))
+
+    @api.get("/reports", response_model=ReportList, summary="Stored checks, newest first")
+    async def list_reports(
+        session_id: str | None = None,
+        action: Action | None = None,
+        verdict: VerdictLabel | None = None,
+        since: datetime | None = None,
+        limit: int = Query(50, ge=1, le=500),
+        offset: int = Query(0, ge=0),
+    ) -> Response:
+        store = _store_or_404(state)
+
+        def search() -> Any:
+            return store.search(
+                session_id=session_id,
+                action=action.value if action else None,
+                verdict=verdict.value if verdict else None,
+                since=since,
+                limit=limit,
+                offset=offset,
+            )
+
+        page = await anyio.to_thread.run_sync(search)
+        body = ReportList(
+            total=page.total,
+            limit=page.limit,
+            offset=page.offset,
+            next_offset=page.next_offset,
+            items=page.items,
+        )
+        return JSONResponse(body.model_dump(mode="json"))
+
+    @api.get("/thresholds", response_model=Thresholds, summary="T(rs) and the bands in use")
+    async def thresholds(rs: float | None = Query(None, ge=-1.0, le=1.0)) -> Thresholds:
+        adaptive = state.config.hallucination.threshold
+        curve = [
+            ThresholdPoint(rs=x / 100, t=round(adaptive.threshold(x / 100), 5)) for x in range(101)
+        ]
+        at = ThresholdPoint(rs=rs, t=adaptive.threshold(rs)) if rs is not None else None
+        return Thresholds(
+            adaptive=adaptive,
+            bands=state.config.thresholds,
+            policy=state.config.hallucination.policy,
+            curve=curve,
+            at=at,
+        )
+
+    app.include_router(api)
+
+    @app.get("/metrics", dependencies=auth, response_class=PlainTextResponse)
+    async def metrics() -> Response:
+        return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+
+    @app.get("/healthz", response_model=Health)
+    async def healthz() -> Health:
+        return Health(status="ok")
+
+    @app.get("/readyz", response_model=Health, responses={503: {"model": Health}})
+    async def readyz() -> Response:
+        body = Health(
+            status=state.status,  # type: ignore[arg-type]
+            error=state.error,
+            store=str(state.store.path) if state.store else None,
+        )
+        return JSONResponse(body.model_dump(), status_code=200 if state.status == "ready" else 503)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.add_middleware(BodyLimitMiddleware, max_bytes=state.settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    return app
+
+
+def _version() -> str:
+    from guardrail import __version__
+
+    return __version__
