@@ -6,7 +6,8 @@ scripted. Retrieval, the knowledge base and the guardrail are real.
 
 The guardrail is configured for a regenerate loop: the regenerate band starts at 0.0, so a low
 score asks for another answer (escalation comes from the attempt limit); the NLI stages are left
-out so that the knowledge base alone decides in this demo.
+out so that the knowledge base alone decides in this demo, and automatic correction is off (with
+it on, the knowledge-base value would repair the answer and it would be delivered corrected).
 
 Run: python examples/regenerate_loop.py
 """
@@ -23,6 +24,7 @@ from guardrail import Guardrail
 
 LOOP_CONFIG = {
     "disabled_stages": ["claims", "hallucination"],
+    "correction": {"auto_correct": False},
     "thresholds": {"accept": 0.9, "flag": 0.75, "correct": 0.5, "regenerate": 0.0},
 }
 

@@ -34,7 +34,14 @@ class FailurePolicy(str, Enum):
     stages decide."""
 
 
-class ConfidenceWeights(BaseModel):
+class StrictModel(BaseModel):
+    """A config section: unknown fields are errors (a typo never passes silently) and a loaded
+    config is immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ConfidenceWeights(StrictModel):
     """Seed 004 weights of the confidence components."""
 
     coherence: float = 0.25
@@ -43,7 +50,7 @@ class ConfidenceWeights(BaseModel):
     entity: float = 0.10
 
 
-class HandlingThresholds(BaseModel):
+class HandlingThresholds(StrictModel):
     """Seed 004 recommendation bands (lower bounds, inclusive)."""
 
     accept: float = 0.90
@@ -60,7 +67,7 @@ class HandlingThresholds(BaseModel):
         return self
 
 
-class AdaptiveThreshold(BaseModel):
+class AdaptiveThreshold(StrictModel):
     """Cw-CONLI: the verdict threshold as a function of the retrieval score ``rs``.
 
     ``T(rs) = t_low - (t_low - t_high) * sigmoid(steepness * (rs - midpoint))``
@@ -91,12 +98,21 @@ class AdaptiveThreshold(BaseModel):
         return self.t_low - (self.t_low - self.t_high) * sig
 
 
-class HallucinationConfig(BaseModel):
+class HallucinationConfig(StrictModel):
     """Claims, windows, aggregation and flags (seeds 000 and 001)."""
 
-    policy: Literal["weakest_link", "ratio"] = "weakest_link"
-    """``weakest_link``: min entailment over claims vs T(rs) (seed 000). ``ratio``: seed 001's
-    rule on the share of contradicted / neutral claims."""
+    policy: Literal["calibrated", "weakest_link", "ratio"] = "calibrated"
+    """``calibrated`` (default): each claim's calibrated ``p_supported`` against the claim
+    threshold chosen on held-out dev data; HALLUCINATION iff some claim is below it.
+    ``weakest_link``: min entailment over claims vs T(rs) (seed 000). ``ratio``: seed 001's
+    rule on the share of contradicted / neutral claims (statuses by T(rs))."""
+    calibration: str | None = None
+    """Path of a claim calibration JSON (``None`` = the one shipped with the package)."""
+    claim_threshold: float | None = None
+    """Override the calibrated claim threshold (``None`` = the calibration file's)."""
+    checkworthiness: bool = True
+    """Mark sentences that state no fact (greetings, hedges, questions, remarks about the
+    answer) ``not_checkworthy`` instead of scoring them."""
     contradiction_ratio: float = 0.3
     neutral_ratio: float = 0.8
     min_claim_chars: int = 10
@@ -132,7 +148,7 @@ class HallucinationConfig(BaseModel):
     """Flag names, numbers and dates of unsupported claims found in no evidence (NONEXISTENT_ENTITY)."""
 
 
-class CoherenceWeights(BaseModel):
+class CoherenceWeights(StrictModel):
     """Seed 004 weights of the five coherence dimensions."""
 
     qud: float = 0.30
@@ -142,7 +158,7 @@ class CoherenceWeights(BaseModel):
     reference: float = 0.15
 
 
-class CoherenceConfig(BaseModel):
+class CoherenceConfig(StrictModel):
     weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
     qud_not_addressed: float = 0.3
     qud_partially_addressed: float = 0.7
@@ -166,7 +182,7 @@ class CoherenceConfig(BaseModel):
     """Minimum similarity to a prototype sentence for the act classifier's embedding fallback."""
 
 
-class FactConfig(BaseModel):
+class FactConfig(StrictModel):
     edit_distance_ratio: float = 0.1
     """Values closer than this normalised edit distance count as equal (seed 004)."""
     predicate_similarity: float = 0.5
@@ -181,7 +197,7 @@ class FactConfig(BaseModel):
     """How many of the most recent turns the history check reads."""
 
 
-class CorrectionConfig(BaseModel):
+class CorrectionConfig(StrictModel):
     auto_correct: bool = True
     spelling: bool = True
     factual_min_confidence: float = 0.9
@@ -196,7 +212,7 @@ class CorrectionConfig(BaseModel):
     sentence."""
 
 
-class ModelsConfig(BaseModel):
+class ModelsConfig(StrictModel):
     """Which models to use. ``offline:`` names load from installed packages."""
 
     embedding: str = "offline:all-MiniLM-L6-v2"
@@ -209,10 +225,23 @@ class ModelsConfig(BaseModel):
     """Text vectors kept per guardrail (≈1.5 kB each); 0 disables the cache."""
 
 
-class GuardrailConfig(BaseModel):
-    """All settings of a :class:`~guardrail.Guardrail`. Defaults are the ``offline`` profile."""
+class DecisionConfig(StrictModel):
+    """How the verdict gates the recommendation (see :mod:`guardrail.decision`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    strong_flag: float = 0.8
+    """A flag of a blocking type, a contradicted claim or a knowledge-base contradiction at least
+    this confident blocks delivering the answer as it is (seed 004's "high-confidence")."""
+    recheck_min_entailment: float = 0.5
+    """A claim corrected from the evidence counts as repaired when the verifier, re-run on the
+    corrected claim against its evidence sentence, gives at least this entailment."""
+
+
+StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
+"""The names of the built-in stages (``disabled_stages`` takes these)."""
+
+
+class GuardrailConfig(StrictModel):
+    """All settings of a :class:`~guardrail.Guardrail`. Defaults are the ``offline`` profile."""
 
     profile: str = "offline"
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
@@ -227,8 +256,14 @@ class GuardrailConfig(BaseModel):
     max_response_chars: int = 20_000
     """Longer responses are rejected with an ``InputError``."""
     max_evidence_chars: int = 400_000
-    disabled_stages: list[str] = Field(default_factory=list)
+    disabled_stages: list[StageName] = Field(default_factory=list)
     """Stage names to skip (recorded as skipped)."""
+    decision: DecisionConfig = Field(default_factory=DecisionConfig)
+    retrieval_score: Literal["embedding", "none"] = "embedding"
+    """Passages given without a retrieval score: ``embedding`` scores them with the cosine of
+    the query (or, without one, the response) and the passage in the guardrail's embedding
+    model, so T(rs) sees the same scores as in the published evaluation; ``none`` leaves them
+    unscored (T(rs) then takes its strict end)."""
 
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:

@@ -30,6 +30,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config
 
 from guardrail.config import FailurePolicy, GuardrailConfig
+from guardrail.decision import consistent_verdict, decide, find_problems, mark_fixes
 from guardrail.errors import InputError
 from guardrail.inputs import GuardInput, coerce_input
 from guardrail.report import (
@@ -40,7 +41,7 @@ from guardrail.report import (
     Verdict,
     VerdictLabel,
 )
-from guardrail.scoring import confidence_score, final_confidence, recommend
+from guardrail.scoring import confidence_score, final_confidence
 from guardrail.stages.base import PipelineState, Resources, Stage
 
 logger = logging.getLogger(__name__)
@@ -147,13 +148,24 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
         confidence: float = data["confidence"]
         unchecked = unchecked_reasons(state, config)
         flags = state.flags or []
-        recommendation = recommend(
-            confidence,
-            state.coherence,
-            state.factual,
-            flags,
-            state.corrections,
-            config.thresholds,
+        claims = state.claims or []
+        verdict = state.verdict or Verdict(
+            reason="the hallucination stage did not run",
+            retrieval_score=state.input.retrieval_score,
+        )
+        problems = find_problems(claims, flags, state.factual, verdict, config.decision)
+        problems = mark_fixes(problems, state.corrections)
+        verdict = consistent_verdict(verdict, problems)
+        recommendation, decision = decide(
+            confidence=confidence,
+            verdict=verdict,
+            problems=problems,
+            claims=claims,
+            coherence=state.coherence,
+            factual=state.factual,
+            flags=flags,
+            corrections=state.corrections,
+            thresholds=config.thresholds,
             unchecked=unchecked,
         )
         original = state.input.response
@@ -169,12 +181,9 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
             confidence=confidence,
             confidence_breakdown=breakdown,
             recommendation=recommendation,
-            claims=state.claims or [],
-            verdict=state.verdict
-            or Verdict(
-                reason="the hallucination stage did not run",
-                retrieval_score=state.input.retrieval_score,
-            ),
+            decision=decision,
+            claims=claims,
+            verdict=verdict,
             stages=state.stages,
             timings_ms={r.name: round(r.duration_ms, 3) for r in state.stages},
             language=state.language,

@@ -51,6 +51,9 @@ class ClaimStatus(str, Enum):
     UNSUPPORTED = "unsupported"
     UNVERIFIED = "unverified"
     """Not checked: unsupported language, no evidence, or the verifier failed on it."""
+    NOT_CHECKWORTHY = "not_checkworthy"
+    """States no checkable fact (a greeting, a hedge, a question back, an opinion, a remark
+    about the answer itself); not scored and never counted as unsupported."""
 
 
 class HallucinationType(str, Enum):
@@ -120,6 +123,11 @@ class Claim(BaseModel):
     language: str | None = None
     reason: str | None = None
     """Why the claim has its status (e.g. ``"language 'zh' not covered by verifier"``)."""
+    p_supported: float | None = None
+    """Calibrated probability that the evidence supports the claim (``calibrated`` policy:
+    verifier scores plus lexical features through a logistic model fitted on held-out data)."""
+    features: dict[str, float] | None = None
+    """The features ``p_supported`` was computed from (see ``guardrail.hallucination.calibration``)."""
 
 
 class Verdict(BaseModel):
@@ -259,6 +267,9 @@ class HallucinationFlag(BaseModel):
     """Evidence snippet that contradicts or fails to support it."""
     suggestion: str | None = None
     claim_index: int | None = None
+    replacement: str | None = None
+    """The value the evidence or the knowledge base gives instead of ``content`` (what a factual
+    correction puts in its place), when there is exactly one."""
 
 
 # --- correction (seed 004 stage 4) ------------------------------------------------------------
@@ -282,6 +293,11 @@ class Correction(BaseModel):
     confidence: float = 1.0
     source: str | None = None
     message: str | None = None
+    claim_index: int | None = None
+    """The claim this edit repairs (factual corrections from the evidence or the KB)."""
+    verified: bool | None = None
+    """For a repair: whether the corrected claim was re-checked and found supported
+    (``None`` = not re-checked)."""
 
 
 class NewEntity(BaseModel):
@@ -346,6 +362,35 @@ Recommendation = Annotated[
 ]
 
 
+class Problem(BaseModel):
+    """A claim or flag that blocks delivering the answer as it is."""
+
+    kind: str
+    """``unsupported``, ``contradicted``, ``kb_contradiction``, ``history_conflict`` or the type
+    of a strong flag (``temporal_error``, ``logical_inconsistency`` …)."""
+    span: Span
+    text: str
+    confidence: float
+    claim_index: int | None = None
+    fixed_by: str | None = None
+    """How the corrected text repairs it (``"knowledge base"``, ``"evidence (re-checked)"``,
+    ``"removal"``); ``None`` = not repaired."""
+
+
+class Decision(BaseModel):
+    """How the verdict and the problems gated the recommendation (see :mod:`guardrail.decision`)."""
+
+    problems: list[Problem] = Field(default_factory=list)
+    band: str | None = None
+    """The seed 004 band the confidence alone falls in."""
+    gate: str = ""
+    """Why the action is what it is, in one sentence."""
+    supported_fraction: float | None = None
+    """Share of the checked claims that are supported."""
+    checkworthy_claims: int = 0
+    not_checkworthy_claims: int = 0
+
+
 class StageRecord(BaseModel):
     """What happened to one stage."""
 
@@ -384,6 +429,7 @@ class GuardReport(BaseModel):
     confidence: float
     confidence_breakdown: ConfidenceBreakdown = Field(default_factory=ConfidenceBreakdown)
     recommendation: Recommendation
+    decision: Decision = Field(default_factory=Decision)
     claims: list[Claim] = Field(default_factory=list)
     verdict: Verdict = Field(default_factory=Verdict)
     stages: list[StageRecord] = Field(default_factory=list)

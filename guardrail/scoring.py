@@ -16,6 +16,7 @@ from guardrail.report import (
     HALLUCINATION_SEVERITY,
     Accept,
     AcceptWithFlags,
+    Action,
     CoherenceResult,
     ConfidenceBreakdown,
     CorrectAndDeliver,
@@ -94,6 +95,19 @@ def confidence_score(
 def final_confidence(breakdown: ConfidenceBreakdown) -> float:
     """``clamp(raw − penalty, 0, 1)``."""
     return max(0.0, min(1.0, breakdown.raw - breakdown.penalty))
+
+
+def band_of(confidence: float, thresholds: HandlingThresholds) -> Action:
+    """The seed 004 band the confidence alone falls in."""
+    if confidence >= thresholds.accept:
+        return Action.ACCEPT
+    if confidence >= thresholds.flag:
+        return Action.ACCEPT_WITH_FLAGS
+    if confidence >= thresholds.correct:
+        return Action.CORRECT_AND_DELIVER
+    if confidence >= thresholds.regenerate:
+        return Action.REGENERATE
+    return Action.HUMAN_REVIEW
 
 
 def regeneration_guidance(

@@ -19,7 +19,7 @@ from guardrail.config import CorrectionConfig
 from guardrail.correction.annotate import annotation_edits, removal_edits
 from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
 from guardrail.correction.entities import new_entities
-from guardrail.correction.factual import FACTUAL_PRIORITY, factual_edits
+from guardrail.correction.factual import FACTUAL_PRIORITY, evidence_edits, factual_edits
 from guardrail.correction.spelling import grammar_corrections, spelling_corrections
 from guardrail.inputs import EntityInfo
 from guardrail.report import (
@@ -71,6 +71,7 @@ class ResponseCorrector:
                 edits += spelling_corrections(doc, self.speller, vocabulary)
                 edits += grammar_corrections(doc)
             edits += factual_edits(text, factual, cfg.factual_min_confidence)
+            edits += evidence_edits(text, flags)
         if cfg.remove_severe:
             sentences = [(s.start_char, s.end_char) for s in doc.sents]
             edits += removal_edits(text, sentences, flags, cfg.removal_min_confidence)

@@ -1,4 +1,4 @@
-"""Factual replacement: contradicted values replaced by the knowledge-base value.
+"""Factual replacement: contradicted values replaced by the knowledge-base or evidence value.
 
 A contradicted claim is corrected only when its KB record's confidence is at least
 ``min_confidence`` and the claim has the span of its object; the edit replaces exactly that
@@ -13,6 +13,8 @@ from guardrail.report import (
     Correction,
     CorrectionType,
     FactualValidationResult,
+    HallucinationFlag,
+    HallucinationType,
     ValidationStatus,
 )
 
@@ -53,4 +55,30 @@ def factual_edits(
             ),
         )
         edits.append(Edit(span.start, span.end, validation.kb_value, FACTUAL_PRIORITY, correction))
+    return edits
+
+
+def evidence_edits(text: str, flags: list[HallucinationFlag]) -> list[Edit]:
+    """One edit per value the evidence gives instead (a date that differs from the evidence
+    sentence closest to its claim); the correction is re-checked before it counts as a repair."""
+    edits: list[Edit] = []
+    for flag in flags:
+        if flag.type is not HallucinationType.TEMPORAL_ERROR or not flag.replacement:
+            continue
+        original = text[flag.span.start : flag.span.end]
+        if original != flag.content or original == flag.replacement:
+            continue  # the span no longer points at the value: never edit blindly
+        correction = Correction(
+            type=CorrectionType.FACTUAL,
+            span=flag.span,
+            original=original,
+            replacement=flag.replacement,
+            confidence=flag.confidence,
+            source="evidence",
+            message=f"the evidence gives {flag.replacement!r}, not {original!r}",
+            claim_index=flag.claim_index,
+        )
+        edits.append(
+            Edit(flag.span.start, flag.span.end, flag.replacement, FACTUAL_PRIORITY, correction)
+        )
     return edits

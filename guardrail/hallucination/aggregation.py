@@ -12,7 +12,13 @@ With ``date_check`` (see the detector), a supported claim whose date differs fro
 the closest evidence sentence becomes ``contradicted`` and its score is capped at
 ``1 - confidence`` of that date mismatch before aggregation.
 
-The response verdict (Cw-CONLI) uses one of two policies over the checked claims:
+The response verdict uses one of three policies over the checked claims:
+
+- ``calibrated`` (default): each claim's ``p_supported`` (verifier scores and lexical features
+  through the logistic model in :mod:`guardrail.hallucination.calibration`, fitted on held-out
+  dev data) against the claim threshold chosen on the same dev data; a claim below it is
+  ``contradicted`` (contradiction ≥ ``contradiction_flag``) or ``unsupported``; HALLUCINATION
+  iff some checked claim is below it. The score reported is the lowest ``p_supported``.
 
 - ``weakest_link`` (seed 000): score = min entailment over claims; VERIFIED iff score ≥ T(rs).
 - ``ratio`` (seed 001): HALLUCINATION iff contradicted / checked > ``contradiction_ratio`` or
@@ -64,6 +70,17 @@ def claim_status(
     return ClaimStatus.UNSUPPORTED
 
 
+def calibrated_status(
+    p_supported: float, decision: WindowDecision, threshold: float, contradiction_flag: float
+) -> ClaimStatus:
+    """Status of one claim under the ``calibrated`` policy."""
+    if p_supported >= threshold:
+        return ClaimStatus.SUPPORTED
+    if decision.contra_prediction.contradiction >= contradiction_flag:
+        return ClaimStatus.CONTRADICTED
+    return ClaimStatus.UNSUPPORTED
+
+
 def weakest_link(entailments: Sequence[float]) -> float:
     """Seed 000: the response is as supported as its least supported claim."""
     if not entailments:
@@ -85,7 +102,8 @@ def ratio_rule(
 ) -> RatioOutcome:
     """Seed 001: hallucination iff contradicted share > ``contradiction_ratio`` or unsupported
     share > ``neutral_ratio`` (over checked claims)."""
-    checked = [s for s in statuses if s is not ClaimStatus.UNVERIFIED]
+    skip = (ClaimStatus.UNVERIFIED, ClaimStatus.NOT_CHECKWORTHY)
+    checked = [s for s in statuses if s not in skip]
     if not checked:
         raise ValueError("ratio_rule needs at least one checked claim")
     c = sum(s is ClaimStatus.CONTRADICTED for s in checked) / len(checked)
@@ -100,18 +118,23 @@ def response_verdict(
     retrieval_score: float | None,
     config: HallucinationConfig,
     method: str,
+    threshold: float | None = None,
 ) -> Verdict:
-    """The Cw-CONLI verdict over the claims.
+    """The response verdict over the claims.
 
     Args:
-        entailments: per claim, its max-over-windows entailment (``None`` = not checked).
+        entailments: per checked-or-uncheckable claim (not-check-worthy ones left out), its
+            max-over-windows entailment, or ``p_supported`` under ``calibrated``
+            (``None`` = not checked).
         statuses: per claim, its status.
         unverified_reasons: why the unchecked claims could not be checked (deduplicated here).
         retrieval_score: ``rs`` for T(rs) (``None`` → the strict end).
         config: policy, ratios and the threshold function.
         method: how the scores were obtained (recorded in the verdict).
+        threshold: the claim threshold (default: T(rs), or the calibrated one).
     """
-    threshold = config.threshold.threshold(retrieval_score)
+    if threshold is None:
+        threshold = config.threshold.threshold(retrieval_score)
     checked = [e for e in entailments if e is not None]
     reasons = list(dict.fromkeys(unverified_reasons))
     n_unchecked = len(entailments) - len(checked)
@@ -119,7 +142,10 @@ def response_verdict(
         threshold=threshold, retrieval_score=retrieval_score, policy=config.policy, method=method
     )
     if not checked:
-        why = "; ".join(reasons) or "no claim could be checked"
+        if not entailments and any(s is ClaimStatus.NOT_CHECKWORTHY for s in statuses):
+            why = "the answer states no checkable fact (every sentence is not check-worthy)"
+        else:
+            why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)
     if config.policy == "ratio":
@@ -129,6 +155,13 @@ def response_verdict(
             f"contradicted {outcome.contradiction_ratio:.0%} (limit "
             f"{config.contradiction_ratio:.0%}), unsupported {outcome.neutral_ratio:.0%} "
             f"(limit {config.neutral_ratio:.0%})"
+        )
+    elif config.policy == "calibrated":
+        hallucination = score < threshold
+        n_below = sum(e < threshold for e in checked)
+        detail = (
+            f"{n_below} of {len(checked)} checked claims below the claim threshold "
+            f"{threshold:.2f} (lowest p(supported) {score:.3f})"
         )
     else:
         hallucination = score < threshold

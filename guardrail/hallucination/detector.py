@@ -22,7 +22,14 @@ from typing import Any
 from guardrail.config import HallucinationConfig
 from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
-from guardrail.hallucination.aggregation import claim_status, decide_windows, response_verdict
+from guardrail.hallucination.aggregation import (
+    calibrated_status,
+    claim_status,
+    decide_windows,
+    response_verdict,
+)
+from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
+from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.pruning import embed, nearest, similar_pairs, top_m_windows
 from guardrail.hallucination.windows import Window, best_snippet
@@ -196,7 +203,12 @@ def detect(
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
     """
     notes: list[str] = []
-    threshold = config.threshold.threshold(retrieval_score)
+    calibrator = ClaimCalibrator.load(config.calibration)
+    calibrated = config.policy == "calibrated"
+    claim_threshold = (
+        config.claim_threshold if config.claim_threshold is not None else calibrator.threshold
+    )
+    threshold = claim_threshold if calibrated else config.threshold.threshold(retrieval_score)
     claims = [c.model_copy() for c in claims]
     name = getattr(verifier, "name", type(verifier).__name__)
     covered = getattr(verifier, "languages", None)
@@ -204,6 +216,10 @@ def detect(
     for i, c in enumerate(claims):
         if c.reason is not None and c.status is ClaimStatus.UNVERIFIED:
             continue  # already set aside (e.g. past max_claims)
+        why = not_checkworthy_reason(c.text, c.language) if config.checkworthiness else None
+        if why is not None:
+            c.status, c.reason = ClaimStatus.NOT_CHECKWORTHY, f"not check-worthy: {why}"
+            continue
         if not verifier.covers(c.language):
             lang = c.language or "unknown"
             c.reason = (
@@ -214,6 +230,7 @@ def detect(
             c.status = ClaimStatus.UNVERIFIED
             continue
         checkable.append(i)
+    index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
     if not evidence.windows:
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
@@ -225,6 +242,8 @@ def detect(
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
     for i, c in enumerate(claims):
+        if c.status is ClaimStatus.NOT_CHECKWORTHY:
+            continue
         if i in failed or i not in plan.claim_pairs:
             if i in failed:
                 c.status, c.reason = ClaimStatus.UNVERIFIED, failed[i]
@@ -234,15 +253,27 @@ def detect(
         preds = [scores[p] for p in plan.claim_pairs[i]]
         windows = [evidence.windows[w] for w in plan.claim_windows[i]]
         decision = decide_windows(preds)
-        c.status = claim_status(decision, threshold, config.contradiction_flag)
+        features = claim_features(
+            c.text, decision.best_prediction, decision.contra_prediction.contradiction, index, nlp
+        )
+        c.features = features
+        c.p_supported = round(calibrator.probability(features), 4)
+        if calibrated:
+            c.status = calibrated_status(
+                c.p_supported, decision, threshold, config.contradiction_flag
+            )
+        else:
+            c.status = claim_status(decision, threshold, config.contradiction_flag)
         contradicted = c.status is ClaimStatus.CONTRADICTED
         win = windows[decision.contra if contradicted else decision.best]
         pred = decision.contra_prediction if contradicted else decision.best_prediction
         snippet = best_snippet(win.text, c.text)
         c.scores = VerifierScores(**decision.best_prediction.model_dump())
         c.evidence = _pointer(win, snippet)
-        entailment = decision.best_prediction.entailment
-        c.reason = f"best entailment {entailment:.2f} vs T(rs) {threshold:.2f}" + (
+        entailment = c.p_supported if calibrated else decision.best_prediction.entailment
+        measure = "p(supported)" if calibrated else "best entailment"
+        bound = "claim threshold" if calibrated else "T(rs)"
+        c.reason = f"{measure} {entailment:.2f} vs {bound} {threshold:.2f}" + (
             f"; contradiction {pred.contradiction:.2f}" if contradicted else ""
         )
         conf = max(pred.contradiction, 1.0 - entailment)
@@ -254,6 +285,8 @@ def detect(
                 c.status = ClaimStatus.CONTRADICTED
                 c.reason += f"; {strong[0].explanation}"
                 entailment = min(entailment, 1.0 - strong[0].confidence)
+                if c.p_supported is not None:
+                    c.p_supported = round(min(c.p_supported, 1.0 - strong[0].confidence), 4)
                 flag = build.contradiction_flag(response, c, i, pred, snippet)
                 flags.append(
                     flag.model_copy(
@@ -305,6 +338,7 @@ def detect(
         retrieval_score,
         config,
         method,
+        threshold=threshold,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     return Detection(claims, flags, verdict, len(plan.pairs), notes)

@@ -96,6 +96,12 @@ def gather_evidence(
         ev.known_texts.append(kb_text)
     if data.query.strip():
         ev.known_texts.append(data.query)
+    registry = [
+        " ; ".join([e.name, *e.aliases, *(f"{k}: {v}" for k, v in e.attributes.items())])
+        for e in data.dialogue.entities
+    ]
+    if registry:
+        ev.known_texts.append("\n".join(registry))  # the entity registry counts as known
     for turn in data.dialogue.turns:
         ev.known_texts.append(turn.text)
         for sentence in split_sentences(turn.text):

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
     Claim,
+    FactualValidationResult,
     HallucinationFlag,
     HallucinationType,
     Span,
+    ValidationStatus,
 )
 from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
 from guardrail.verifiers.base import NLIPrediction
@@ -33,6 +35,7 @@ def _flag(
     evidence: str | None = None,
     suggestion: str | None = None,
     claim_index: int | None = None,
+    replacement: str | None = None,
 ) -> HallucinationFlag:
     return HallucinationFlag(
         type=kind,
@@ -44,7 +47,35 @@ def _flag(
         evidence=evidence,
         suggestion=suggestion,
         claim_index=claim_index,
+        replacement=replacement,
     )
+
+
+def wrong_attribute_flags(
+    response: str, factual: FactualValidationResult | None
+) -> list[HallucinationFlag]:
+    """WRONG_ATTRIBUTE for each value the knowledge base records differently for that entity."""
+    if factual is None:
+        return []
+    flags = []
+    for v in factual.claim_validations:
+        if v.status is not ValidationStatus.CONTRADICTED or v.kb_value is None:
+            continue
+        span = v.claim.object_span or v.claim.span
+        attribute = v.claim.attribute or v.claim.predicate
+        flags.append(
+            _flag(
+                HallucinationType.WRONG_ATTRIBUTE,
+                span,
+                response,
+                v.confidence,
+                f"the knowledge base records {v.claim.subject}'s {attribute} as '{v.kb_value}'",
+                evidence=f"{v.claim.subject}: {attribute} = {v.kb_value}",
+                suggestion=f"the record says {v.kb_value}",
+                replacement=v.kb_value,
+            )
+        )
+    return flags
 
 
 def contradiction_flag(
@@ -133,6 +164,7 @@ def temporal_flags(
                 evidence=snippet,
                 suggestion=f"the evidence says {pick.text}",
                 claim_index=index,
+                replacement=pick.text if in_snippet else None,
             )
         )
     return flags
@@ -146,10 +178,12 @@ def nonexistent_entity_flags(
     skip: Sequence[Span] = (),
     nlp: object | None = None,
 ) -> list[HallucinationFlag]:
-    """NONEXISTENT_ENTITY for each name, number or date of the claim found in no known text.
+    """Specifics of an unsupported claim found in no known text (seed 004's two types):
+    NONEXISTENT_ENTITY for a name, FABRICATED_FACT for a number, date or time.
 
     Args:
-        known_texts: passages, rendered KB facts, dialogue turns and the query.
+        known_texts: passages, rendered KB facts, dialogue turns, the entity registry and
+            the query.
         skip: spans already flagged (e.g. temporal errors), not flagged twice.
         nlp: optional spaCy pipeline for names.
     """
@@ -165,7 +199,9 @@ def nonexistent_entity_flags(
         is_name = mention.kind is MentionKind.NAME
         flags.append(
             _flag(
-                HallucinationType.NONEXISTENT_ENTITY,
+                HallucinationType.NONEXISTENT_ENTITY
+                if is_name
+                else HallucinationType.FABRICATED_FACT,
                 span,
                 response,
                 NAME_CONFIDENCE if is_name else VALUE_CONFIDENCE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from guardrail.report import Correction, CorrectionType
 from guardrail.stages.base import PipelineState, Stage
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,56 @@ class CorrectionStage(Stage):
             texts += kb.render_facts(sorted(set(names)))
         return vocabulary_of(texts)
 
+    def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
+        """Re-check each claim a factual correction changed against the claim's evidence
+        sentence; the correction counts as a repair (``verified``) only if it is then supported."""
+        claims = state.claims or []
+        response = state.input.response
+        jobs: list[tuple[int, int, str, str]] = []  # (correction, claim, premise, corrected claim)
+        for k, corr in enumerate(corrections):
+            if corr.type is not CorrectionType.FACTUAL:
+                continue
+            index = corr.claim_index
+            if index is None:
+                index = next(
+                    (
+                        i
+                        for i, c in enumerate(claims)
+                        if c.span.start <= corr.span.start and corr.span.end <= c.span.end
+                    ),
+                    None,
+                )
+            if index is None or index >= len(claims) or claims[index].evidence is None:
+                continue
+            claim = claims[index]
+            edits = [
+                c
+                for c in corrections
+                if c.type is CorrectionType.FACTUAL
+                and claim.span.start <= c.span.start
+                and c.span.end <= claim.span.end
+            ]
+            fixed = response[claim.span.start : claim.span.end]
+            for c in sorted(edits, key=lambda c: -c.span.start):
+                a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
+                fixed = fixed[:a] + c.replacement + fixed[b:]
+            snippet = claim.evidence.snippet if claim.evidence else ""
+            if snippet:
+                jobs.append((k, index, snippet, fixed))
+        if not jobs:
+            return corrections
+        try:
+            preds = list(self.resources.verifier().predict([(p, h) for _, _, p, h in jobs]))
+        except Exception as exc:  # noqa: BLE001 - the repairs stay unconfirmed (verified=None)
+            logger.warning("re-check of corrected claims failed: %s", exc)
+            return corrections
+        out = list(corrections)
+        floor = self.config.decision.recheck_min_entailment
+        for (k, index, _, _), pred in zip(jobs, preds, strict=False):
+            ok = pred.entailment >= floor and pred.entailment > pred.contradiction
+            out[k] = out[k].model_copy(update={"verified": ok, "claim_index": index})
+        return out
+
     def run(self, state: PipelineState) -> dict[str, Any]:
         from guardrail.correction import ResponseCorrector, count_by_type, load_speller
         from guardrail.nlp import load_spacy
@@ -59,8 +110,9 @@ class CorrectionStage(Stage):
             self._vocabulary(state),
         )
         logger.debug("corrections: %s", count_by_type(outcome.corrections))
+        corrections = self._recheck(state, outcome.corrections)
         return {
-            "corrections": outcome.corrections,
+            "corrections": corrections,
             "corrected": outcome.corrected,
             "annotated": outcome.annotated,
             "new_entities": outcome.new_entities,

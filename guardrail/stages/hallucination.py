@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from guardrail.hallucination import flags as build
 from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.stages.base import PipelineState, Stage
@@ -97,6 +98,8 @@ class HallucinationStage(Stage):
             "verdict": result.verdict,
             "language": language,
         }
-        if result.pairs_scored or result.flags:
-            update["flags"] = result.flags
+        kb_flags = build.wrong_attribute_flags(data.response, state.factual)
+        if result.pairs_scored or result.flags or kb_flags:
+            flags = [*result.flags, *kb_flags]
+            update["flags"] = sorted(flags, key=lambda f: (f.span.start, f.span.end, f.type.value))
         return update

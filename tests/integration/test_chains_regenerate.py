@@ -31,6 +31,8 @@ WRONG = "John Smith works in the Marketing department."
 RIGHT = "John Smith works in the Engineering department."
 LOOP_CONFIG = {
     "disabled_stages": ["claims", "hallucination"],
+    # Without automatic correction: the KB value would repair the answer (correct_and_deliver).
+    "correction": {"auto_correct": False},
     "thresholds": {"accept": 0.9, "flag": 0.75, "correct": 0.5, "regenerate": 0.0},
 }
 

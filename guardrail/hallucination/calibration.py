@@ -1,0 +1,189 @@
+"""Calibrated per-claim support probabilities: verifier scores plus cheap lexical features.
+
+The verifier's entailment is a poor probability on its own: small NLI models are over-sure on
+short premises and miss invented specifics on long ones. A small logistic model over
+
+- ``logit_entail`` — logit of the best window's entailment (max over windows, seed 000),
+- ``contradiction`` — the highest contradiction over the claim's windows,
+- ``neutral`` — the best window's neutral probability,
+- ``missing_content`` — share of the claim's content words found in no evidence text,
+- ``missing_specific`` — names, numbers and dates of the claim found in no evidence text
+  (capped at 3),
+- ``log_tokens`` — log of the claim's word count,
+
+gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
+``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
+threshold shipped with it was chosen on the same dev data for response-level balanced accuracy.
+
+Example::
+
+    calibrator = ClaimCalibrator.load()
+    p = calibrator.probability(claim_features(claim, best, contra, evidence_texts))
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from guardrail.errors import ConfigError
+from guardrail.text.mentions import find_mentions, mention_in
+from guardrail.verifiers.base import NLIPrediction
+
+FEATURES: tuple[str, ...] = (
+    "logit_entail",
+    "contradiction",
+    "neutral",
+    "missing_content",
+    "missing_specific",
+    "log_tokens",
+)
+
+BUNDLED = Path(__file__).with_name("data") / "calibration.json"
+
+_WORD_RE = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_STOP = frozenset(
+    """the and for are was were has have had not but with from that this these those their there
+    they them then than its his her him she who whom which what when where why how all any can
+    could would should will shall may might must also into onto over under more most such very
+    been being does did doing done about above after again against because before below between
+    both during each few further here just only other same some our ours out own too until upon
+    while your yours you one two per via""".split()
+)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of three letters or more that are not function words."""
+    return [w for w in (m.group(0).lower() for m in _WORD_RE.finditer(text)) if w not in _STOP]
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1.0 - 1e-4)
+    return math.log(p / (1.0 - p))
+
+
+@dataclass(frozen=True)
+class EvidenceIndex:
+    """The evidence texts joined, with the word stems they contain (built once per check)."""
+
+    text: str
+    stems: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> EvidenceIndex:
+        joined = "\n".join(texts)
+        return cls(joined, frozenset(_stem(w) for w in content_words(joined)))
+
+
+def claim_features(
+    claim_text: str,
+    best: NLIPrediction,
+    contradiction: float,
+    evidence: EvidenceIndex,
+    nlp: Any = None,
+) -> dict[str, float]:
+    """The calibration features of one claim (see the module docstring)."""
+    words = content_words(claim_text)
+    missing = sum(_stem(w) not in evidence.stems for w in words) / len(words) if words else 0.0
+    specifics = [m for m in find_mentions(claim_text, nlp) if not mention_in(m, evidence.text)]
+    return {
+        "logit_entail": round(_logit(best.entailment), 4),
+        "contradiction": round(contradiction, 4),
+        "neutral": round(best.neutral, 4),
+        "missing_content": round(missing, 4),
+        "missing_specific": float(min(len(specifics), 3)),
+        "log_tokens": round(math.log(1 + len(claim_text.split())), 4),
+    }
+
+
+@dataclass(frozen=True)
+class ClaimCalibrator:
+    """``p_supported = sigmoid(bias + Σ weight·feature)`` and the claim threshold."""
+
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    """Claims with ``p_supported`` below this are not supported (chosen on dev data)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(w * features.get(k, 0.0) for k, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "weights": self.weights,
+            "bias": self.bias,
+            "threshold": self.threshold,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClaimCalibrator:
+        try:
+            weights = {str(k): float(v) for k, v in data["weights"].items()}
+            unknown = set(weights) - set(FEATURES)
+            if unknown:
+                raise ValueError(f"unknown features {sorted(unknown)}")
+            return cls(
+                weights, float(data["bias"]), float(data["threshold"]), dict(data.get("meta", {}))
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"invalid claim calibration: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> ClaimCalibrator:
+        """The calibration at ``path``, or the one shipped with the package."""
+        return _load(str(path) if path is not None else str(BUNDLED))
+
+
+@lru_cache(maxsize=8)
+def _load(path: str) -> ClaimCalibrator:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"claim calibration file not found: {p}")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"could not read claim calibration {p}: {exc}") from exc
+    return ClaimCalibrator.from_json(data)
+
+
+def fit_logistic(
+    rows: Sequence[dict[str, float]],
+    labels: Sequence[int],
+    l2: float = 1.0,
+    iterations: int = 50,
+) -> tuple[dict[str, float], float]:
+    """Weights and bias of an L2-regularised logistic regression (Newton's method, numpy)."""
+    import numpy as np
+
+    if not rows or len(set(labels)) < 2:
+        raise ValueError("fitting needs rows of both labels")
+    x = np.array([[r.get(k, 0.0) for k in FEATURES] for r in rows], dtype=np.float64)
+    x = np.hstack([np.ones((len(rows), 1)), x])
+    y = np.asarray(labels, dtype=np.float64)
+    w = np.zeros(x.shape[1])
+    reg = np.eye(x.shape[1]) * l2
+    reg[0, 0] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -60, 60)))
+        grad = x.T @ (p - y) + reg @ w
+        hess = (x.T * (p * (1 - p))) @ x + reg + np.eye(x.shape[1]) * 1e-9
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return {k: round(float(v), 6) for k, v in zip(FEATURES, w[1:], strict=True)}, round(
+        float(w[0]), 6
+    )
