@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
+# Debian's headless Chromium and its driver, for the web page's browser tests.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    apt-get update -q && apt-get install -y -q chromium chromium-driver
+  else
+    echo "setup.sh: chromium/chromium-driver missing (the page tests will skip); as root: apt-get install -y chromium chromium-driver" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
