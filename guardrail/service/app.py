@@ -134,22 +134,47 @@ class ServiceState:
 
     async def check(self, data: GuardInput, loc: Sequence[str | int] = ("body",)) -> dict[str, Any]:
         """Run one check in a worker thread, store it, count it; the report as JSON."""
-        assert self.limiter is not None, "the app's lifespan has not started"
-        self.metrics.add_gauge("guardrail_checks_in_progress", 1)
+        [report] = await self.check_many([data], [loc])
+        return report
+
+    async def check_many(
+        self, inputs: list[GuardInput], locs: list[Sequence[str | int]]
+    ) -> list[dict[str, Any]]:
+        """Check inputs with ``Guardrail.batch`` in one worker thread, then store them in order."""
+        limiter = self.limiter
+        assert limiter is not None, "the app's lifespan has not started"
+        batch_config: Any = {"max_concurrency": self.settings.max_concurrent_checks}
+
+        def run() -> list[Any]:
+            if len(inputs) == 1:  # invoke: errors raise as themselves
+                return [self.guard.invoke(inputs[0])]
+            return list(self.guard.batch(inputs, batch_config, return_exceptions=True))
+
+        self.metrics.add_gauge("guardrail_checks_in_progress", len(inputs))
         start = time.perf_counter()
         try:
-            report: GuardReport = await anyio.to_thread.run_sync(
-                self.guard.invoke, data, limiter=self.limiter
-            )
-        except KnowledgeBaseError as exc:
-            raise FieldError([*loc, "knowledge_base"], str(exc)) from exc
-        except InputError as exc:
-            raise FieldError(list(loc), str(exc), "input_error") from exc
+            results: list[Any] = await anyio.to_thread.run_sync(run, limiter=limiter)
+        except GuardrailError as exc:
+            results = [exc]
         finally:
-            self.metrics.add_gauge("guardrail_checks_in_progress", -1)
-        self.metrics.record_check(
-            report.recommendation.action, report.verdict.label.value, time.perf_counter() - start
-        )
+            self.metrics.add_gauge("guardrail_checks_in_progress", -len(inputs))
+        elapsed = (time.perf_counter() - start) / max(1, len(inputs))
+        for result, loc in zip(results, locs, strict=False):
+            if isinstance(result, KnowledgeBaseError):
+                raise FieldError([*loc, "knowledge_base"], str(result)) from result
+            if isinstance(result, InputError):
+                raise FieldError(list(loc), str(result), "input_error") from result
+            if isinstance(result, BaseException):
+                raise result
+        out = []
+        for data, report in zip(inputs, results, strict=True):
+            self.metrics.record_check(
+                report.recommendation.action, report.verdict.label.value, elapsed
+            )
+            out.append(await self._store(data, report))
+        return out
+
+    async def _store(self, data: GuardInput, report: GuardReport) -> dict[str, Any]:
         if self.store is None:
             return report.model_dump(mode="json")
         try:
@@ -258,8 +283,9 @@ def create_app(
                 ["body", "items"],
                 f"{len(req.items)} items, more than max_batch={state.settings.max_batch}",
             )
-        inputs = [state.validate(item, ("body", "items", i)) for i, item in enumerate(req.items)]
-        reports = [await state.check(data, ("body", "items", i)) for i, data in enumerate(inputs)]
+        locs: list[Sequence[str | int]] = [("body", "items", i) for i in range(len(req.items))]
+        inputs = [state.validate(item, loc) for item, loc in zip(req.items, locs, strict=True)]
+        reports = await state.check_many(inputs, locs) if inputs else []
         return JSONResponse({"reports": reports})
 
     @api.get("/reports/{session_id}/{turn_id}", response_model=StoredReport)

@@ -230,3 +230,11 @@ def test_guardrail_serve_command(tmp_path: Path) -> None:
     ).stdout
     assert out.startswith("/postprocessing/demo/0/input/llm_response\t")
     assert '/postprocessing/demo/0/result/recommendation\t"human_review"' in out
+
+
+def test_batch_keeps_the_order_of_items(server: str) -> None:
+    r = httpx.post(server + "/v1/check/batch", json={"items": [FAITHFUL, REQUEST]}, timeout=300)
+    assert r.status_code == 200
+    reports = r.json()["reports"]
+    assert [rep["verdict"]["label"] for rep in reports] == ["VERIFIED", "HALLUCINATION"]
+    assert reports[0]["turn_id"] + 1 == reports[1]["turn_id"]  # stored in item order
