@@ -157,7 +157,7 @@ def _fix_of(problem: Problem, corrections: Sequence[Correction]) -> str | None:
         if not (same_claim or _overlaps(c.span, problem.span)):
             continue
         kb = (c.source or "").startswith("knowledge base")
-        if kb and problem.kind == "kb_contradiction":
+        if kb and problem.kind in ("kb_contradiction", "wrong_attribute"):
             return "knowledge base"
         if c.verified:
             return f"{c.source or 'correction'} (re-checked)"

@@ -54,24 +54,10 @@ def read_history(path: str) -> dict[str, Any]:
     }
 
 
-def score_passages(query: str, passages: list[dict[str, Any]], embedding: str) -> None:
-    """Give passages without a score the query–passage cosine from the embedding model."""
-    missing = [p for p in passages if p.get("score") is None]
-    if not missing or not query.strip():
-        return
-    from guardrail.models import load_embedder
-
-    model = load_embedder(embedding)
-    vectors = model.encode([query] + [p["text"] for p in missing], normalize_embeddings=True)
-    for p, vec in zip(missing, vectors[1:], strict=True):
-        p["score"] = round(float(vectors[0] @ vec), 4)
-
-
-def build_input(args: argparse.Namespace, embedding: str) -> dict[str, Any]:
+def build_input(args: argparse.Namespace) -> dict[str, Any]:
     passages: list[dict[str, Any]] = [{"text": t} for t in args.passage]
     if args.passages_file:
         passages += read_passages_file(args.passages_file)
-    score_passages(args.query, passages, embedding)
     data: dict[str, Any] = {
         "query": args.query,
         "response": args.response,
@@ -142,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     guard = Guardrail(config)
     if not args.response.strip():
         guard.prepare({"response": args.response})  # raises the typed InputError
-    data = build_input(args, config.models.embedding)
+    data = build_input(args)
     report = guard.invoke(data)
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")

@@ -24,8 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from guardrail.config import HallucinationConfig
 from guardrail.errors import GuardrailError
 from guardrail.evaluation.conditions import Condition, condition_config
@@ -67,24 +65,15 @@ def verifier_fingerprint(verifier: Verifier, spec: str | None) -> str:
 
 
 def retrieval_scores(examples: Sequence[EvalExample], embedder: Any) -> list[list[float]]:
-    """Cosine(query or response, passage) per passage of each example (one batched encode)."""
-    texts: dict[str, int] = {}
-    for ex in examples:
-        for t in [ex.query or ex.response, *ex.passages]:
-            texts.setdefault(t, len(texts))
-    if not texts:
-        return [[] for _ in examples]
-    vecs = np.asarray(
-        embedder.encode(
-            list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        ),
-        dtype=np.float32,
-    )
-    out: list[list[float]] = []
-    for ex in examples:
-        q = vecs[texts[ex.query or ex.response]]
-        out.append([round(float(vecs[texts[p]] @ q), 6) for p in ex.passages])
-    return out
+    """Cosine(query or response, passage) per passage of each example: the pipeline's own
+    scoring (:func:`guardrail.hallucination.retrieval.cosine_scores`), so the published numbers
+    use the scores a library user gets."""
+    from guardrail.hallucination.retrieval import cosine_scores
+
+    return [
+        cosine_scores(embedder, ex.query if ex.query.strip() else ex.response, ex.passages)
+        for ex in examples
+    ]
 
 
 def guard_input(example: EvalExample, scores: Sequence[float]) -> dict[str, Any]:

@@ -42,9 +42,12 @@ _CLOSING = re.compile(
 )
 _META = re.compile(
     r"^(here('?s| is| are)|below (is|are)|the following|in summary|to summari[sz]e|in short|"
-    r"to sum up|overall|let me (explain|summari[sz]e|break (this|it) down)|"
-    r"as an ai( language model)?|i am an ai|i'?m an ai|i('?m| am) (just )?(a|an) "
-    r"(ai|language model|assistant))\b",
+    r"to sum up|overall|let me (explain|summari[sz]e|break (this|it) down))\b",
+    _I,
+)
+_ASSISTANT = re.compile(
+    r"^(as an ai( language model| assistant)?|i am an ai|i'?m an ai|i('?m| am) (just )?(a|an) "
+    r"(ai|language model|assistant))\b[^.!?]*\b(do not|don'?t|cannot|can'?t|am not|have no)\b",
     _I,
 )
 _HEDGE = re.compile(
@@ -89,6 +92,8 @@ def not_checkworthy_reason(text: str, language: str | None = "en") -> str | None
         return "a hedge that states no fact"
     if _CLOSING.search(bare) and not _specific(bare):
         return "a closing remark about the conversation"
+    if _ASSISTANT.match(bare):
+        return "a remark about the assistant itself"
     if _META.match(bare) and (bare.endswith(":") or not _specific(bare)) and len(words) <= 14:
         return "a remark about the answer itself"
     if (

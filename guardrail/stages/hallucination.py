@@ -14,6 +14,7 @@ from typing import Any
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
+from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.stages.base import PipelineState, Stage
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import dialogue_context, response_language
@@ -63,6 +64,11 @@ class HallucinationStage(Stage):
         cfg = self.config.hallucination
         data = state.input
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
+        if self.config.retrieval_score == "embedding":
+            try:
+                data = with_retrieval_scores(data, self.resources.embedder())
+            except Exception as exc:  # noqa: BLE001 - unscored passages: T(rs) takes its strict end
+                logger.warning("could not score passages for T(rs), using the strict end: %s", exc)
         context = dialogue_context([t.text for t in data.dialogue.turns])
         language = state.language or response_language(data.response, data.query, context)
         claims = state.claims

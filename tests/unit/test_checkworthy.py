@@ -1,0 +1,80 @@
+"""Sentences that state no fact are marked not check-worthy; sentences with facts never are.
+
+The sentences are taken from the shapes real assistant answers have (openers, closers,
+disclaimers and hedges around the facts).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.config import HallucinationConfig
+from guardrail.hallucination import response_verdict
+from guardrail.hallucination.checkworthy import not_checkworthy_reason
+from guardrail.report import ClaimStatus, VerdictLabel
+
+NOT_CHECKWORTHY = [
+    "Hello!",
+    "Hi there, thanks for reaching out.",
+    "Sure!",
+    "Great question!",
+    "Of course.",
+    "I hope this helps!",
+    "I hope this helps you decide.",
+    "Let me know if you have any other questions.",
+    "Feel free to ask if anything is unclear.",
+    "Is there anything else I can help you with?",
+    "Would you like me to book the room?",
+    "Here is a summary of the main points:",
+    "Here are a few options:",
+    "As an AI language model, I do not have personal experiences.",
+    "I'm not sure.",
+    "It depends.",
+    "I think that's a great idea.",
+    "In my opinion, it is a really interesting approach.",
+    "Please consult a professional for advice on your situation.",
+    "Happy to help!",
+]
+
+CHECKWORTHY = [
+    "The meeting is at 2pm on Monday in room 4B.",
+    "I think the meeting is at 3pm.",
+    "Sure, the report is due on 12 March.",
+    "Here is the answer: Paris is the capital of France.",
+    "In summary, the company was founded in 1998 by Larry Page and Sergey Brin.",
+    "AlphaCodium was released by Google in 2024.",
+    "It uses reinforcement learning to train the model.",
+    "The Eiffel Tower is 330 metres tall.",
+    "I believe John Smith works in Engineering.",
+    "Aspirin reduces the risk of heart attack in some patients.",
+    "The policy allows 25 days of paid leave per year.",
+    "Water boils at a lower temperature at high altitude.",
+]
+
+
+@pytest.mark.parametrize("sentence", NOT_CHECKWORTHY)
+def test_sentences_without_facts_are_not_checkworthy(sentence: str) -> None:
+    assert not_checkworthy_reason(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", CHECKWORTHY)
+def test_sentences_with_facts_are_checked(sentence: str) -> None:
+    assert not_checkworthy_reason(sentence) is None
+
+
+def test_other_languages_are_left_to_the_verifier() -> None:
+    assert not_checkworthy_reason("你好！", "zh") is None
+
+
+def test_only_not_checkworthy_claims_give_an_unverified_verdict_with_the_reason() -> None:
+    v = response_verdict(
+        [], [ClaimStatus.NOT_CHECKWORTHY] * 2, [], None, HallucinationConfig(), "test"
+    )
+    assert v.label is VerdictLabel.UNVERIFIED and "no checkable fact" in v.reason
+
+
+def test_not_checkworthy_claims_do_not_count_in_the_ratio_rule() -> None:
+    cfg = HallucinationConfig(policy="ratio")
+    statuses = [ClaimStatus.SUPPORTED, ClaimStatus.NOT_CHECKWORTHY, ClaimStatus.NOT_CHECKWORTHY]
+    v = response_verdict([0.9], statuses, [], 0.9, cfg, "test")
+    assert v.label is VerdictLabel.VERIFIED
