@@ -5,12 +5,20 @@ rerun with the same arguments), evaluates it on the held-out dev split, exports 
 ONNX in ``OUT/export/`` and writes the model card there. ``export-verifier`` exports any
 transformers NLI model directory the same way.
 
+Training continues across sessions from what is committed: ``--init-from bundled`` rebuilds
+trainable fp32 weights from the shipped int8 ONNX model (or ``--init-from PATH``: another
+export, or a transformers/safetensors checkpoint folder) and records that parent (path, sha256,
+earlier versions) in ``train_config.json`` and the model card. ``build-verifier-data`` writes
+the generated hard examples (see ``guardrail/verifiers/training/hardgen.py``).
+
 Example::
 
-    guardrail train-verifier --data ../shared/data/nli-train/pairs.jsonl.gz --out runs/v2 \\
-        --num-samples 320000 --max-steps 7200 --threads 2 --bf16 \\
+    guardrail build-verifier-data --data ../shared/data/nli-train/pairs.jsonl.gz \\
+        --out runs/hard.jsonl.gz --n 60000 --seed 13
+    guardrail train-verifier --data ../shared/data/nli-train/pairs.jsonl.gz --out runs/v3 \\
+        --extra-data runs/hard.jsonl.gz --init-from bundled --max-steps 3600 --threads 2 --bf16 \\
         --exclude ../shared/data/nli-eval/pairs.jsonl.gz
-    guardrail export-verifier runs/v2/model --out /tmp/verifier-onnx
+    guardrail export-verifier runs/v3/model --out /tmp/verifier-onnx
 """
 
 from __future__ import annotations
@@ -29,7 +37,14 @@ CHECK_PAIRS = 300
 
 def register(sub: Any) -> None:
     """Add the ``train-verifier`` and ``export-verifier`` subcommands."""
-    train = sub.add_parser("train-verifier", help="fine-tune, evaluate and export the NLI verifier")
+    train = sub.add_parser(
+        "train-verifier",
+        help="fine-tune, evaluate and export the NLI verifier",
+        description="Fine-tune the NLI cross-encoder, evaluate it on its dev split, export it to "
+        "int8 ONNX and write its model card. Rerun the same command to resume from OUT/checkpoint. "
+        "--init-from bundled continues training from the shipped model (its int8 weights are "
+        "rebuilt into trainable fp32; the parent's sha256 and history go into the card).",
+    )
     train.add_argument(
         "--data", required=True, help="JSONL(.gz) of premise/hypothesis/label/dataset"
     )
@@ -69,8 +84,40 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="JSONL(.gz) pairs to keep out of training (e.g. evaluation sets); repeatable",
     )
+    train.add_argument(
+        "--init-from",
+        default=None,
+        metavar="bundled|PATH",
+        help="continue from the shipped model ('bundled'), an exported ONNX folder or a "
+        "transformers/safetensors checkpoint folder, instead of --base-model",
+    )
+    train.add_argument(
+        "--extra-data",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="more JSONL(.gz) pairs to mix in (e.g. build-verifier-data output); repeatable",
+    )
+    train.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="DATASET=W",
+        help="sampling weight of a dataset (default 1.0 for sets without one); repeatable",
+    )
     train.add_argument("--no-export", action="store_true", help="skip the ONNX export")
     train.set_defaults(func=run_train)
+
+    build = sub.add_parser(
+        "build-verifier-data",
+        help="generate hard NLI pairs (swaps, negations, invented details, windows) from nli-train",
+    )
+    build.add_argument("--data", required=True, help="nli-train pairs.jsonl.gz (evidence source)")
+    build.add_argument("--out", required=True, help="output JSONL.gz")
+    build.add_argument("--n", type=int, default=60_000, help="pairs to generate (about)")
+    build.add_argument("--seed", type=int, default=13)
+    build.add_argument("--sample", default=None, help="also write a review sample (markdown) here")
+    build.set_defaults(func=run_build)
 
     export = sub.add_parser("export-verifier", help="export an NLI model directory to int8 ONNX")
     export.add_argument("model_dir", help="transformers sequence-classification model directory")
@@ -102,8 +149,24 @@ def run_train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         bf16=args.bf16,
         exclude=[str(Path(p)) for p in args.exclude],
+        extra_data=[str(Path(p)) for p in args.extra_data],
+        init_from=args.init_from,
     )
+    for item in args.weight:
+        name, _, value = item.partition("=")
+        try:
+            config.dataset_weights[name] = float(value)
+        except ValueError:
+            print(f"--weight {item!r}: expected DATASET=NUMBER")
+            return 2
     final = Trainer(config).run()
+    if config.parent.get("rebuild_agreement"):
+        agree = config.parent["rebuild_agreement"]
+        print(
+            f"continued from {config.parent['path']} (sha256 {str(config.parent['sha256'])[:12]}…); "
+            f"rebuilt torch vs ONNX label agreement {100 * agree['label_agreement']:.1f} % on "
+            f"{int(agree['pairs'])} dev pairs (mean prob. diff {agree['mean_abs_diff']:.4f})"
+        )
     if final.name != "model":
         state = json.loads((final / "state.json").read_text())
         print(f"stopped at step {state['step']} (time limit); rerun the same command to resume")
@@ -149,6 +212,20 @@ def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -
     (out / "MODEL_CARD.md").write_text(text, encoding="utf-8")
     print(f"model card: {target / 'MODEL_CARD.md'}")
     return target
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from guardrail.verifiers.training import hardgen
+
+    pairs = hardgen.generate(args.data, n=args.n, seed=args.seed)
+    counts = hardgen.write(pairs, args.out)
+    print(f"wrote {len(pairs)} pairs to {args.out}")
+    for kind, n in counts.items():
+        print(f"  {kind:<28} {n}")
+    if args.sample:
+        Path(args.sample).write_text(hardgen.review_table(hardgen.sample(pairs, 2, args.seed)))
+        print(f"review sample: {args.sample}")
+    return 0
 
 
 def run_export(args: argparse.Namespace) -> int:

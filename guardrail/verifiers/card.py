@@ -107,6 +107,7 @@ def render_card(card: ModelCard) -> str:
         "",
     ]
     out += ["## Training", "", f"- Base model: {card.base_model}"]
+    out += lineage_lines(cfg.get("parent") or {})
     if cfg:
         out.append(
             f"- Data: `{cfg.get('data')}` (dev split: {cfg.get('dev_fraction')} by premise hash, seed {cfg.get('seed')})"
@@ -189,6 +190,28 @@ def render_card(card: ModelCard) -> str:
         "one measures better on `benchmarks/verifier.py`, and record both numbers here."
     )
     return "\n".join(out) + "\n"
+
+
+def lineage_lines(parent: dict[str, Any]) -> list[str]:
+    """Card lines naming the model a continued run started from, and that model's history."""
+    if not parent:
+        return []
+    sha = str(parent.get("sha256") or "")
+    line = f"- Continued from `{parent.get('path')}` ({parent.get('file')}, sha256 {sha[:12]}…)"
+    agree = parent.get("rebuild_agreement")
+    if agree:
+        line += (
+            f"; its int8 weights were rebuilt into fp32 torch weights that agree with it on "
+            f"{100 * float(agree['label_agreement']):.1f} % of {int(agree['pairs'])} dev labels"
+        )
+    lines = [line]
+    history = parent.get("history") or []
+    if history:
+        chain = " → ".join(
+            f"{h.get('version')} ({h.get('steps')} steps)" for h in history if isinstance(h, dict)
+        )
+        lines.append(f"- Lineage: base → {chain} → this run")
+    return lines
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -248,3 +248,108 @@ def test_trainer_bf16_with_exclusions_and_resume_guard(tmp_path: Path, tiny_base
     card = render_card(build_card(out))
     assert "precision: bfloat16 autocast" in card
     assert "removed from training and dev: 30 pairs" in card
+
+
+def test_continue_from_an_exported_model_records_lineage(tmp_path: Path, tiny_base: Path) -> None:
+    """A tiny model is exported to int8 ONNX (a "shipped" folder with a lineage file), rebuilt
+    into trainable weights, trained a few steps, and the run records its parent."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("onnx")
+    from guardrail.verifiers.export import export_onnx
+    from guardrail.verifiers.training.rebuild import onnx_state_dict, sha256_file
+    from guardrail.verifiers.training.trainer import Trainer
+
+    shipped = tmp_path / "shipped"
+    export_onnx(tiny_base, shipped, max_length=48)
+    history = [{"version": "v1", "steps": 8, "parent": "tiny"}]
+    (shipped / "lineage.json").write_text(json.dumps(history))
+    recovered = onnx_state_dict(shipped / "model.onnx")
+    assert "bert.encoder.layer.1.output.dense.weight" in recovered
+    assert recovered["classifier.weight"].shape == (3, 32)
+
+    data = write_pairs(tmp_path / "pairs.jsonl.gz")
+    out = tmp_path / "run"
+    config = _config(data, out, tiny_base, init_from=str(shipped), max_steps=4)
+    final = Trainer(config).run()
+    assert final == out / "model"
+    saved = json.loads((out / "train_config.json").read_text())
+    parent = saved["parent"]
+    assert parent["path"] == str(shipped) and parent["history"] == history
+    assert parent["sha256"] == sha256_file(shipped / "model.onnx")
+    from transformers import AutoTokenizer
+
+    rebuilt_tokenizer = AutoTokenizer.from_pretrained(str(out / "init"))
+    assert "token_type_ids" in rebuilt_tokenizer("A premise.", "A hypothesis.")  # pairs: segments
+    agreement = parent["rebuild_agreement"]
+    assert agreement["pairs"] > 0 and agreement["label_agreement"] >= 0.9
+    summary = json.loads((final / "training_summary.json").read_text())
+    assert summary["steps"] == 4 and summary["parent_sha256"] == parent["sha256"]
+
+    from guardrail.verifiers.card import build_card, render_card
+
+    card = render_card(build_card(out))
+    assert f"sha256 {parent['sha256'][:12]}" in card and "v1 (8 steps)" in card
+
+    with pytest.raises(VerifierError, match="init_from"):  # resume must keep the same parent
+        Trainer(_config(data, out, tiny_base, max_steps=4)).run()
+
+
+def _evidence_rows() -> list[dict[str, str]]:
+    pages = [
+        "Ada Lovelace (born 10 December 1815) was an English mathematician. She is known for work "
+        "on the Analytical Engine of Charles Babbage. In 1843, she published the first algorithm. "
+        "Lovelace died in London in 1852 at the age of 36.",
+        "Mount Rainier is a large volcano in Washington. It is the highest mountain in the state "
+        "at 4,392 metres. The mountain was not named by local tribes. It last erupted in 1894.",
+    ]
+    rows = [
+        {"premise": page, "hypothesis": "x", "label": "neutral", "dataset": "fever_docnli"}
+        for page in pages
+    ]
+    rows.append(
+        {
+            "premise": "Ada Lovelace was an English mathematician.",
+            "hypothesis": "Lovelace was a mathematician.",
+            "label": "entailment",
+            "dataset": "fever_rte",
+        }
+    )
+    rows.append(  # not a source set: never used
+        {
+            "premise": "Secret evaluation text, 1999.",
+            "hypothesis": "y",
+            "label": "neutral",
+            "dataset": "snli_dev_test_esnli",
+        }
+    )
+    return rows
+
+
+def test_hard_example_generator_is_seeded_and_labelled(tmp_path: Path) -> None:
+    from guardrail.verifiers.training import hardgen
+
+    data = tmp_path / "pairs.jsonl.gz"
+    with gzip.open(data, "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in _evidence_rows())
+    first = hardgen.generate(data, n=200, seed=3)
+    assert first == hardgen.generate(data, n=200, seed=3)
+    assert first != hardgen.generate(data, n=200, seed=4)
+    kinds = {p.kind for p in first}
+    assert len(kinds) >= 4 and "hard_supported" in kinds
+    for pair in first:
+        assert "Secret evaluation" not in pair.premise + pair.hypothesis
+        assert hardgen.fits(pair.premise, pair.hypothesis)
+        if pair.kind in ("hard_number", "hard_date", "hard_negation", "hard_antonym"):
+            assert pair.label == "contradiction" and pair.hypothesis != pair.premise
+        if pair.kind in ("hard_detail", "hard_elsewhere", "hard_partial", "hard_entity"):
+            assert pair.label == "neutral" and pair.two_way
+    out = tmp_path / "hard.jsonl.gz"
+    counts = hardgen.write(first, out)
+    assert sum(counts.values()) == len(first)
+    loaded = read_pairs(out)
+    detail = [p for p in loaded if p.dataset == "hard_detail"]
+    assert detail and all(p.two_way for p in detail)  # the row's own two_way flag is honoured
+    assert hardgen.negate("The river is long.") == "The river is not long."
+    assert hardgen.split_sentences("Dr. Smith came. He left at 5 p.m. on Monday.")[0] == (
+        "Dr. Smith came."
+    )

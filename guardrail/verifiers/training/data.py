@@ -5,6 +5,7 @@ The training file is JSON lines (optionally gzipped) with ``premise``, ``hypothe
 two-way (entailment vs. not-entailment) have their "not entailed" mapped to ``neutral``; such
 labels say nothing about contradiction, so they are trained with a two-way loss
 (``p(entailment)`` against ``p(neutral) + p(contradiction)``) instead of a wrong 3-way target.
+A row may say so itself with ``"two_way": true`` (generated "not entailed" pairs do).
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def read_pairs(path: str | Path) -> list[TrainPair]:
                 bad += 1
                 continue
             dataset = str(row.get("dataset", "unknown"))
-            two_way = dataset in TWO_WAY_DATASETS and label != LABEL_TO_ID["contradiction"]
+            marked = bool(row.get("two_way", dataset in TWO_WAY_DATASETS))
+            two_way = marked and label != LABEL_TO_ID["contradiction"]
             pairs.append(TrainPair(premise, hypothesis, label, dataset, two_way))
     if bad:
         logger.warning("skipped %d malformed lines in %s", bad, path)

@@ -66,12 +66,21 @@ class TrainConfig:
     About 1.5x faster on CPUs with AVX512-BF16 or AMX; slower on CPUs without."""
     exclude: list[str] = field(default_factory=list)
     """JSONL(.gz) pair files (e.g. evaluation sets) whose pairs are dropped from training."""
+    extra_data: list[str] = field(default_factory=list)
+    """More JSONL(.gz) pair files mixed in (e.g. generated hard examples)."""
+    init_from: str | None = None
+    """Continue from a shipped model instead of ``base_model``: ``"bundled"``, an exported
+    ONNX folder (weights rebuilt, see ``rebuild.py``) or a transformers/safetensors folder."""
+    parent: dict[str, Any] = field(default_factory=dict)
+    """Filled by the run: what ``init_from`` resolved to (path, sha256, earlier versions)."""
 
 
 def load_split(cfg: TrainConfig) -> tuple[list[TrainPair], list[TrainPair], int]:
     """The training and dev pairs of a run, as every step of it sees them, and how many pairs
     the ``exclude`` files removed."""
     pairs = read_pairs(cfg.data)
+    for extra in cfg.extra_data:
+        pairs += read_pairs(extra)
     kept = drop_excluded(pairs, cfg.exclude)
     train, dev = split_dev(kept, cfg.dev_fraction, cfg.seed)
     if not train:
@@ -146,15 +155,20 @@ class Trainer:
         resume = state_file.exists()
         if resume:
             saved = json.loads((out / "train_config.json").read_text())
-            for key in ("num_samples", "batch_size", "seed", "data", "dev_fraction", "exclude"):
-                if saved.get(key, [] if key == "exclude" else None) != getattr(cfg, key):
+            keys = ("num_samples", "batch_size", "seed", "data", "dev_fraction", "exclude")
+            for key in (*keys, "extra_data", "init_from"):
+                default: Any = [] if key in ("exclude", "extra_data") else None
+                if saved.get(key, default) != getattr(cfg, key):
                     raise VerifierError(
                         f"checkpoint in {out} was made with {key}={saved.get(key)!r}; "
                         f"resume with the same value or choose another --out"
                     )
             cfg.max_length = int(saved["max_length"])
+            cfg.parent = dict(saved.get("parent") or {})
         logger.info("loading data from %s", cfg.data)
         train, dev, excluded = load_split(cfg)
+        if cfg.init_from and not resume:
+            base = self._initial_weights(base, out, dev)
         tokenizer = AutoTokenizer.from_pretrained(str(ckpt if resume else base))
         if not cfg.max_length:
             cfg.max_length = choose_max_length(tokenizer, train, cfg.seed, cfg.max_length_cap)
@@ -272,11 +286,38 @@ class Trainer:
                     "max_length": cfg.max_length,
                     "dev_pairs": len(dev),
                     "excluded_pairs": excluded,
+                    "parent_sha256": cfg.parent.get("sha256"),
                 },
                 indent=2,
             )
         )
         return final
+
+    def _initial_weights(self, base: Path, out: Path, dev: list[TrainPair]) -> Path:
+        """Resolve ``init_from`` to a transformers folder and record the parent (lineage)."""
+        from guardrail.verifiers.training.rebuild import agreement, lineage_of, rebuild_from_onnx
+
+        cfg = self.config
+        assert cfg.init_from is not None
+        if cfg.init_from == "bundled":
+            from guardrail.verifiers.loader import bundled_dir
+
+            source = bundled_dir()
+        else:
+            source = Path(cfg.init_from)
+        parent = lineage_of(source)
+        if (source / "model.onnx").exists():
+            start = rebuild_from_onnx(source, out / "init", base_dir=base)
+            check = [(p.premise, p.hypothesis) for p in dev[:300]]
+            if check:
+                parent["rebuild_agreement"] = agreement(start, source, check, 160)
+                logger.info("rebuilt torch vs ONNX parent: %s", parent["rebuild_agreement"])
+        elif (source / "config.json").exists():
+            start = source
+        else:
+            raise InputError(f"--init-from {cfg.init_from}: no model.onnx or config.json there")
+        cfg.parent = parent
+        return start
 
     @staticmethod
     def _save(
