@@ -93,7 +93,14 @@ def run_ray(
     started = start_ray(workers, cpus_per_worker)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False  # the audit shows its own bar
+    if not logger.isEnabledFor(logging.INFO):  # Ray Data's plan and sizing notes only with -v
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     context.execution_options.preserve_order = False
+    if hasattr(context, "use_datasource_v2"):
+        # Ray ≥ 2.5x lists files in a separate task that needs a whole CPU; with every CPU held
+        # by the checking actors it never runs. The V1 Parquet reader lists on the driver and
+        # reads in tasks that take the CPU we give them (none).
+        context.use_datasource_v2 = False
     stop = threading.Event()
     watcher = threading.Thread(
         target=_watch_parts, args=(parts, stop, on_part), name="audit-ray-watch", daemon=True
@@ -105,7 +112,7 @@ def run_ray(
             fn_constructor_args=(config, cpus_per_worker),
             batch_size=chunk_size,
             batch_format="pyarrow",
-            concurrency=workers,
+            compute=ray.data.ActorPoolStrategy(size=workers),
             num_cpus=cpus_per_worker,
         )
         if on_part is not None:
