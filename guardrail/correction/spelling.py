@@ -1,9 +1,20 @@
 """Spelling (pyspellchecker) and two safe grammar rules, never touching what must not change.
 
-Protected, never edited: named entities and proper nouns (spaCy), numbers and anything with a
-digit, emails, URLs, text inside quotes, words with an apostrophe, words of fewer than four
-letters, and every word of the ``protected`` vocabulary (the query, evidence, dialogue and
-knowledge base, so a term the user or the record uses is never "fixed").
+A word is corrected only when all of these hold:
+
+- the speller does not know it, and it is not in the ``protected`` vocabulary (the query,
+  evidence, dialogue and knowledge base: a term the user or the record uses is never
+  "fixed") nor a technical term (:mod:`guardrail.correction.lexicon`);
+- it is not another region's spelling of a known word, a regular derivation of one, or a
+  compound of two (:mod:`guardrail.correction.variants`: "optimises", "dequantize",
+  "webhook");
+- it is not a name (spaCy proper noun or entity, capitalised mid-sentence), an acronym,
+  camelCase, a number or anything with a digit, an email or URL, a word with an apostrophe,
+  part of a code-like chunk (hyphens, underscores, dots, slashes: "ISO-8601", "v2.3.1",
+  "snake_case"), or inside quotes or a code span;
+- the correction is close: one edit for words of fewer than eight letters, two otherwise
+  (transpositions cost one), unambiguous, and for three-letter words only a swap of two
+  letters into a very common word ("teh" → "the").
 
 Grammar rules: a doubled word ("the the" → "the"); "a" / "an" before a vowel / consonant
 letter ("a engineer" → "an engineer"); words starting with h or u (hour, unit) and eu- / one
@@ -15,12 +26,24 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from guardrail.correction.edits import Edit
+from guardrail.correction.lexicon import technical_terms
+from guardrail.correction.variants import legitimate_form
 from guardrail.report import Correction, CorrectionType, Span
 
-QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
+QUOTED_RE = re.compile(
+    r"```.*?```|`[^`]*`|\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'[^'\n]{1,200}'(?!\w)", re.DOTALL
+)
+_EDGE_PUNCT = ".,;:!?\"'()[]{}<>“”‘’«»*"
+_CODE_CHARS = re.compile(r"[-_./\\@#:=+<>|~^$%&*0-9]")
+COMMON_WORD_FREQUENCY = 4e-7
+"""A speller word at least this frequent (share of its corpus) counts as common: a derivation
+one edit from a common word ("goverment") is read as a typo of it."""
+VERY_COMMON_WORD_FREQUENCY = 1e-3
+"""Three-letter words are only corrected into words this frequent (the, and, you)."""
 _A_EXCEPTIONS = ("eu", "one", "once")
 
 SPELLING_PRIORITY = 1
@@ -33,19 +56,59 @@ def quoted_ranges(text: str) -> list[tuple[int, int]]:
 
 
 def _protected_token(tok: Any, quoted: list[tuple[int, int]], vocabulary: set[str]) -> bool:
+    text: str = tok.text
     if tok.pos_ == "PROPN" or tok.ent_type_ or tok.like_num or tok.like_email or tok.like_url:
         return True
-    if any(ch.isdigit() for ch in tok.text) or "'" in tok.text or "’" in tok.text:
+    if any(ch.isdigit() for ch in text) or "'" in text or "’" in text:
         return True
-    if not tok.is_alpha or len(tok.text) < 4:
+    if not tok.is_alpha or len(text) < 3:
         return True
-    if tok.text[0].isupper() and not (tok.is_sent_start and tok.text[1:].islower()):
-        return True  # capitalised mid-sentence: a name the tagger missed
-    if tok.text.isupper():
-        return True  # acronym
+    if text[0].isupper() and not (tok.is_sent_start and text[1:].islower()):
+        return True  # capitalised mid-sentence: a name the tagger missed; acronyms
+    if any(ch.isupper() for ch in text[1:]):
+        return True  # camelCase, McDonald
     if tok.lower_ in vocabulary:
         return True
-    return any(s <= tok.idx < e for s, e in quoted)
+    if any(s <= tok.idx < e for s, e in quoted):
+        return True
+    return _in_code_chunk(tok.doc.text, tok.idx, tok.idx + len(text))
+
+
+def _in_code_chunk(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a code-like chunk between spaces ("ISO-8601",
+    "state-of-the-art", "snake_case", "v2.3.1", "a/b", "config.yaml")."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    chunk = text[start:end].strip(_EDGE_PUNCT)
+    word_only = chunk.isalpha()
+    return not word_only and bool(_CODE_CHARS.search(chunk))
+
+
+class _Lexicon:
+    """What counts as a known word: the speller, technical terms and the protected vocabulary."""
+
+    def __init__(self, speller: Any, vocabulary: AbstractSet[str]) -> None:
+        self.speller = speller
+        self.trusted_words = technical_terms() | frozenset(vocabulary)
+
+    def known(self, word: str) -> bool:
+        return word in self.trusted_words or word in self.speller
+
+    def trusted(self, word: str) -> bool:
+        return word in self.trusted_words
+
+    def common(self, word: str) -> bool:
+        return float(self.speller.word_usage_frequency(word)) >= COMMON_WORD_FREQUENCY
+
+
+def misspelt(word: str, speller: Any, vocabulary: AbstractSet[str] = frozenset()) -> bool:
+    """Whether a lower-case word is unknown and no regional variant, derivation or compound."""
+    lexicon = _Lexicon(speller, vocabulary)
+    if lexicon.known(word):
+        return False
+    return legitimate_form(word, lexicon.known, lexicon.common, lexicon.trusted) is None
 
 
 def spelling_corrections(
@@ -55,11 +118,16 @@ def spelling_corrections(
     quoted = quoted_ranges(doc.text)
     candidates = [t for t in doc if not _protected_token(t, quoted, vocabulary)]
     unknown = speller.unknown([t.lower_ for t in candidates])
+    lexicon = _Lexicon(speller, vocabulary)
     edits: list[Edit] = []
     for tok in candidates:
-        if tok.lower_ not in unknown:
+        word = tok.lower_
+        if word not in unknown or lexicon.trusted(word):
             continue
-        picked = _best_candidate(speller, tok.lower_, max_distance)
+        if legitimate_form(word, lexicon.known, lexicon.common, lexicon.trusted) is not None:
+            continue
+        limit = min(max_distance, 1 if len(word) < 8 else 2)
+        picked = _best_candidate(speller, word, limit)
         if picked is None:
             continue
         best, distance = picked
@@ -82,7 +150,8 @@ def _best_candidate(speller: Any, word: str, max_distance: int) -> tuple[str, in
     """The closest known word; ties go to the same first letter, then to frequency.
 
     ``None`` when nothing is close enough or the choice stays ambiguous (two equally close,
-    equally plausible words), since a wrong "fix" is worse than none.
+    equally plausible words), since a wrong "fix" is worse than none. A three-letter word is
+    only corrected by swapping two letters into a very common word ("teh" → "the").
     """
     from rapidfuzz.distance import OSA
 
@@ -101,7 +170,12 @@ def _best_candidate(speller: Any, word: str, max_distance: int) -> tuple[str, in
         top, second = (float(speller.word_usage_frequency(c)) for c in ranked[:2])
         if second > 0.5 * top:
             return None
-    return ranked[0], nearest
+    best = ranked[0]
+    if len(word) < 4:
+        swapped = sorted(best) == sorted(word) and nearest == 1
+        if not swapped or float(speller.word_usage_frequency(best)) < VERY_COMMON_WORD_FREQUENCY:
+            return None
+    return best, nearest
 
 
 def grammar_corrections(doc: Any) -> list[Edit]:
