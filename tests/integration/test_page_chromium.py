@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_service_server import ROOT, free_port, wait_for
+from tests.integration.test_service_server import ROOT, running
 
 pytestmark = pytest.mark.integration
 
@@ -30,23 +29,12 @@ REQUEST = json.loads((ROOT / "examples/data/check_request.json").read_text())
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    uvicorn = pytest.importorskip("uvicorn", reason="the service extra is not installed")
     from guardrail.service import create_app
     from guardrail.store import ReportStore
 
     store = ReportStore(tmp_path_factory.mktemp("page") / "results.sqlite")
-    app = create_app(None, store=store)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(base + "/readyz")
+    with running(create_app(None, store=store)) as base:
         yield base
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,24 @@ def wait_for(url: str, status: int = 200, tries: int = 1200, headers: Any = None
             last = exc
         time.sleep(0.25)
     raise AssertionError(f"{url} never answered {status}: {last}")
+
+
+@contextmanager
+def running(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port in a thread until the block ends;
+    yields the base URL once ``/healthz`` and ``/readyz`` answer 200."""
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(base + "/healthz")
+        wait_for(base + "/readyz")
+        yield base
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=30)
 
 
 class Gate(Verifier):
@@ -103,18 +122,8 @@ def server(gate: Gate, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
         store=store,
         settings=ServiceSettings(max_concurrent_checks=2),
     )
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(base + "/healthz")
-        wait_for(base + "/readyz")
+    with running(app) as base:
         yield base
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=30)
 
 
 def metric(text: str, sample: str) -> float:
