@@ -325,12 +325,12 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
         data = {"question": question, "passages": passages, "number": 1, "extra": extra}
         guard = self._sentence_guard(data, child)
         async for token in self.generate.astream(self._prompt_vars(data), child):
-            for item in await guard.afeed(token):
+            async for item in guard.afeed(token):
                 if isinstance(item, str):
                     yield item
             if guard.stopped:
                 break
-        for item in await guard.aclose():
+        async for item in guard.aclose():
             if isinstance(item, str):
                 yield item
         attempts = [self._streamed_attempt(data, guard)]

@@ -262,14 +262,14 @@ class GuardedRunnable(Runnable[Any, Any]):
             if not delta:
                 continue
             guard = guard or self._sentence_guard(value, seen, child)
-            for item in await guard.afeed(delta):
+            async for item in guard.afeed(delta):
                 if (out := self._out(item, seen)) is not None:
                     yield out
             if guard.stopped:
                 break
         if guard is None:
             raise InputError("the chain streamed no answer text: there is nothing to check")
-        for item in await guard.aclose():
+        async for item in guard.aclose():
             if (out := self._out(item, seen)) is not None:
                 yield out
 

@@ -195,29 +195,28 @@ class SentenceGuard:
                 )
         return self._resolve(checks)
 
-    def feed(self, delta: str) -> list[StreamItem]:
-        """Take the next text delta; return what to show now and any finished checks."""
+    def feed(self, delta: str) -> Iterator[StreamItem]:
+        """Take the next text delta. Yields the text to show at once, then — once the check of
+        any sentence it completed is done — the checks and what the policy adds."""
         if self.stopped or not delta:
-            return []
+            return
         shown, sentences = self._push(delta)
-        out: list[StreamItem] = [shown] if shown else []
+        if shown:
+            yield shown
         if sentences:
-            out += self._check(sentences)
-        return out
+            yield from self._check(sentences)
 
-    def close(self) -> list[StreamItem]:
+    def close(self) -> Iterator[StreamItem]:
         """The stream has ended: check the last sentence, release held text, final report."""
-        out: list[StreamItem] = []
         if not self.stopped:
             sentences = self._complete(final=True)
             if sentences:
-                out += self._check(sentences)
-        out += self._tail()
+                yield from self._check(sentences)
+        yield from self._tail()
         data = self._final_input()
         if data is not None:
             self.final_report = self.guardrail.invoke(data, self.config)
-            out.append(self.final_report)
-        return out
+            yield self.final_report
 
     # --- async ------------------------------------------------------------------------------
 
@@ -237,29 +236,30 @@ class SentenceGuard:
                 )
         return self._resolve(checks)
 
-    async def afeed(self, delta: str) -> list[StreamItem]:
+    async def afeed(self, delta: str) -> AsyncIterator[StreamItem]:
         """Async :meth:`feed`."""
         if self.stopped or not delta:
-            return []
+            return
         shown, sentences = self._push(delta)
-        out: list[StreamItem] = [shown] if shown else []
+        if shown:
+            yield shown
         if sentences:
-            out += await self._acheck(sentences)
-        return out
+            for item in await self._acheck(sentences):
+                yield item
 
-    async def aclose(self) -> list[StreamItem]:
+    async def aclose(self) -> AsyncIterator[StreamItem]:
         """Async :meth:`close`."""
-        out: list[StreamItem] = []
         if not self.stopped:
             sentences = self._complete(final=True)
             if sentences:
-                out += await self._acheck(sentences)
-        out += self._tail()
+                for item in await self._acheck(sentences):
+                    yield item
+        for item in self._tail():
+            yield item
         data = self._final_input()
         if data is not None:
             self.final_report = await self.guardrail.ainvoke(data, self.config)
-            out.append(self.final_report)
-        return out
+            yield self.final_report
 
 
 def guard_stream(
@@ -288,9 +288,9 @@ async def aguard_stream(
     """Async :func:`guard_stream`."""
     guard = SentenceGuard(guardrail, base, settings, config)
     async for delta in deltas:
-        for item in await guard.afeed(delta):
+        async for item in guard.afeed(delta):
             yield item
         if guard.stopped:
             break
-    for item in await guard.aclose():
+    async for item in guard.aclose():
         yield item

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 from guardrail.tracing import FEEDBACK_KEYS, FeedbackRecorder, RunTreeCollector, record_feedback
+from tests.stage_names import STAGES
 
 pytestmark = pytest.mark.integration
 

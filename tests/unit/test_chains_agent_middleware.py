@@ -12,7 +12,8 @@ from langchain_core.messages import AIMessage
 
 from chains.agent_middleware import guardrail_middleware
 from guardrail.errors import GuardrailRejected
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
+from tests.stage_names import STAGES
 
 pytest.importorskip(
     "langchain.agents", reason="needs langchain v1: pip install 'guardrail[chains]'"

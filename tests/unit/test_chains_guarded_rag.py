@@ -18,9 +18,10 @@ from chains.guarded_rag import EMPTY_ANSWER_GUIDANCE, GuardedRAG
 from chains.results import GuardedAnswer
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
 from guardrail.report import Action
 from guardrail.tracing import RunTreeCollector
+from tests.stage_names import STAGES
 
 PASSAGES = [
     Passage(text="The project review meeting with John Smith is on Thursday at 10:00.", score=0.7),

@@ -20,9 +20,10 @@ from langchain_core.runnables import RunnableLambda
 
 from chains.middleware import REPORT_KEY, answer_text, query_text, with_guardrail
 from guardrail.errors import GuardrailRejected, InputError
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 from guardrail.tracing import RunTreeCollector
+from tests.stage_names import STAGES
 
 DOCS = [
     Document(

@@ -7,10 +7,11 @@ check with every stage running, and sends the runs and feedback to a local LangS
 
 from __future__ import annotations
 
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 from guardrail.stages.base import PipelineState
 from guardrail.tracing import FEEDBACK_KEYS, RunTreeCollector, feedback_items
+from tests.stage_names import STAGES
 
 EXPECTED_CHILDREN = [f"guardrail.{name}" for name in STAGES] + [
     "guardrail.confidence",

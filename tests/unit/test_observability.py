@@ -21,8 +21,9 @@ from opentelemetry.trace import StatusCode
 from guardrail.errors import InputError
 from guardrail.integrations.otel import OpenTelemetryCallbackHandler
 from guardrail.observability import LEVELS, JsonFormatter, check_fields, log_check
-from guardrail.pipeline import STAGES, Guardrail
+from guardrail.pipeline import Guardrail
 from guardrail.report import Action, GuardReport
+from tests.stage_names import STAGES
 
 DATA = {
     "query": "When is the meeting with John?",

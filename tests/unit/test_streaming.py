@@ -99,11 +99,11 @@ def test_buffer_shows_nothing_unchecked_and_withholds_the_failed_sentence(
     shown_before_check: list[str] = []
     items: list[Any] = []
     for token in words(ANSWER):
-        out = sg.feed(token)
+        out = list(sg.feed(token))
         if not any(isinstance(i, SentenceCheck) for i in out):
             shown_before_check += [i for i in out if isinstance(i, str)]
         items += out
-    items += sg.close()
+    items += list(sg.close())
     assert shown_before_check == []  # text only ever comes out with its sentence's check
     text, checks, reports = split(items)
     assert [c.passed for c in checks] == [True, False, True]
