@@ -249,3 +249,68 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# --- Streaming (issue 17): the delay a per-sentence check adds --------------------------------
+#
+# Each answer is streamed word by word (no model delay) through ``chains.streaming`` with the
+# ``buffer`` policy, where a sentence is shown only once checked: the added delay per sentence
+# is the time from the sentence's last token to its verdict (``SentenceCheck.check_ms``). Beside
+# it: when the first verdict arrives, against when a non-streaming user would see anything
+# (one full check of the whole answer).
+
+
+def run_streaming(guard: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-sentence added delay (p50 / p95 / mean), first verdict vs one full check."""
+    from chains.streaming import SentenceGuard
+
+    delays: list[float] = []
+    first: list[float] = []
+    full: list[float] = []
+    for case in cases:
+        base = {k: v for k, v in case.items() if k != "response"}
+        words = case["response"].split(" ")
+        stream = SentenceGuard(guard, base, {"policy": "buffer", "final_check": False})
+        t0 = time.perf_counter()
+        seen_first = False
+        for i, word in enumerate(words):
+            for item in stream.feed(word + (" " if i < len(words) - 1 else "")):
+                if not seen_first and not isinstance(item, str):
+                    first.append((time.perf_counter() - t0) * 1000)
+                    seen_first = True
+        for _ in stream.close():
+            pass
+        delays += [c.check_ms for c in stream.checks]
+        t1 = time.perf_counter()
+        guard.invoke(case)
+        full.append((time.perf_counter() - t1) * 1000)
+    return {
+        "sentences": len(delays),
+        "delay_p50_ms": percentile(delays, 0.5),
+        "delay_p95_ms": percentile(delays, 0.95),
+        "delay_mean_ms": statistics.fmean(delays),
+        "first_verdict_p50_ms": percentile(first, 0.5),
+        "full_check_p50_ms": percentile(full, 0.5),
+    }
+
+
+def streaming_section(answers: int = 10, seed: int = 0) -> dict[str, Any]:
+    """Print the streaming table (offline profile, bundled verifier)."""
+    from guardrail import Guardrail
+
+    rng = random.Random(seed)
+    cases = [make_case(rng) for _ in range(answers + 1)]
+    guard = Guardrail()
+    guard.invoke(cases[0])  # model loads
+    res = run_streaming(guard, cases[1:])
+    print()
+    print(f"streaming ({answers} answers, {res['sentences']} sentences, policy buffer):")
+    print(f"  added delay per sentence (ms): p50 {res['delay_p50_ms']:.1f}  "
+          f"p95 {res['delay_p95_ms']:.1f}  mean {res['delay_mean_ms']:.1f}")  # fmt: skip
+    print(f"  first verdict after {res['first_verdict_p50_ms']:.1f} ms (p50), vs one full "
+          f"check of the whole answer {res['full_check_p50_ms']:.1f} ms (p50)")  # fmt: skip
+    return res
+
+
+if __name__ == "__main__":
+    streaming_section()
