@@ -14,6 +14,13 @@ documents of an optional ``retriever`` — and the knowledge base, if given. The
 
 The report is attached to the message as ``additional_kwargs["guardrail_report"]`` (JSON).
 
+Streamed model output gets the same check while it streams: :func:`guard_agent` wraps the
+agent so that ``stream`` / ``astream`` (and ``astream_events``) pass the final answer's tokens
+through as the model writes them, check each sentence once complete against the turn's
+evidence (tool results, retriever documents, knowledge base) — ``on_sentence_checked``
+events, the ``streaming`` policy for a failed sentence (``annotate`` / ``stop`` / ``buffer``)
+— and end with the report on the whole answer. Tool-calling model turns are not shown.
+
 Example::
 
     from langchain.agents import create_agent
@@ -23,12 +30,23 @@ Example::
 from __future__ import annotations
 
 import functools
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import patch_config
 
 from chains.results import DELIVERABLE, OnFail
+from chains.stream_checks import StreamingConfig
+from chains.streaming import SentenceGuard
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
@@ -152,3 +170,156 @@ def guardrail_middleware(
         knowledge_base,
     )
     return _middleware_class()(hook)
+
+
+class GuardedAgent(Runnable[Any, Any]):
+    """An agent whose streamed final answer is checked sentence by sentence.
+
+    ``invoke`` runs the agent unchanged (add :func:`guardrail_middleware` to check complete
+    answers); ``stream`` / ``astream`` yield the final answer's text, then the
+    :class:`~guardrail.report.GuardReport` on it. Build with :func:`guard_agent`.
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        hook: GuardrailHook,
+        streaming: StreamingConfig,
+        model_node: str,
+    ) -> None:
+        self.agent = agent
+        self.hook = hook
+        self.streaming = streaming
+        self.model_node = model_node
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the agent as is."""
+        return self.agent.invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async :meth:`invoke`."""
+        return await self.agent.ainvoke(input, config, **kwargs)
+
+    def _query(self, value: Any) -> str:
+        messages = value.get("messages", []) if isinstance(value, dict) else value
+        for message in reversed(convert_to_messages(messages)):
+            if isinstance(message, HumanMessage):
+                return message.text
+        return ""
+
+    def _base(self, query: str, tools: list[Passage], child: RunnableConfig) -> dict[str, Any]:
+        passages = list(tools)
+        if self.hook.retriever is not None and query:
+            passages += [Passage.coerce(d) for d in self.hook.retriever.invoke(query, child)]
+        base: dict[str, Any] = {"query": query, "passages": passages}
+        if self.hook.knowledge_base is not None:
+            base["knowledge_base"] = self.hook.knowledge_base
+        return base
+
+    def _route(self, item: Any, state: dict[str, Any]) -> str | None:
+        """What a ``messages``-mode item means: the text of a final-answer chunk, or ``None``
+        (tool results are recorded as evidence; tool-calling turns are dropped)."""
+        message, meta = item
+        if isinstance(message, ToolMessage) and message.text.strip():
+            state["tools"].append(Passage(text=message.text, source=f"tool:{message.name or '?'}"))
+            return None
+        if not isinstance(message, AIMessageChunk) or meta.get("langgraph_node") != self.model_node:
+            return None
+        if message.id != state.get("id"):  # a new model turn
+            state["id"], state["guard"], state["tool_turn"] = message.id, None, False
+        if message.tool_call_chunks:
+            state["guard"], state["tool_turn"] = None, True
+        return None if state["tool_turn"] else message.text
+
+    def _guard(self, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+        if state.get("guard") is None:
+            base = self._base(state["query"], state["tools"], child)
+            state["guard"] = SentenceGuard(self.hook.guardrail, base, self.streaming, child)
+        guard: SentenceGuard = state["guard"]
+        return guard
+
+    def _stream(
+        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> Iterator[Any]:
+        value = next(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        state: dict[str, Any] = {"query": self._query(value), "tools": []}
+        for item in self.agent.stream(value, child, stream_mode="messages"):
+            text = self._route(item, state)
+            if text:
+                guard = self._guard(state, child)
+                yield from guard.feed(text)
+                if guard.stopped:
+                    break
+        if state.get("guard") is not None:
+            yield from state["guard"].close()
+
+    async def _astream(
+        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        value = await anext(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        state: dict[str, Any] = {"query": self._query(value), "tools": []}
+        async for item in self.agent.astream(value, child, stream_mode="messages"):
+            text = self._route(item, state)
+            if text:
+                guard = self._guard(state, child)
+                async for out in guard.afeed(text):
+                    yield out
+                if guard.stopped:
+                    break
+        if state.get("guard") is not None:
+            async for out in state["guard"].aclose():
+                yield out
+
+    def _root(self, config: RunnableConfig | None) -> RunnableConfig:
+        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+        cfg.setdefault("run_name", "guarded_agent")
+        return cfg
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Stream the final answer: text pieces, :class:`~chains.stream_checks.SentenceCheck`
+        objects as sentences are checked, then the final report."""
+        yield from self._transform_stream_with_config(
+            iter([input]), self._stream, self._root(config), **kwargs
+        )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`stream`."""
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._astream, self._root(config), **kwargs
+        ):
+            yield chunk
+
+
+def guard_agent(
+    agent: Any,
+    guardrail: Guardrail | None = None,
+    streaming: StreamingConfig | dict[str, Any] | str | None = None,
+    retriever: Runnable[Any, Any] | None = None,
+    knowledge_base: Any = None,
+    model_node: str = "model",
+) -> GuardedAgent:
+    """Wrap a LangChain v1 agent (``create_agent``) so its streamed answers are checked.
+
+    Args:
+        agent: the compiled agent graph.
+        guardrail: the checker (``Guardrail()`` by default).
+        streaming: the policy for a failed sentence (default: the guardrail config's
+            ``streaming`` section if any, else ``annotate``).
+        retriever: documents for the question, added to the tool results as evidence.
+        knowledge_base: a knowledge base (handle or path) for fact validation.
+        model_node: the graph node whose streamed messages are the model's (``"model"``).
+    """
+    guard = guardrail if guardrail is not None else Guardrail()
+    settings = streaming if streaming is not None else getattr(guard.config, "streaming", None)
+    hook = GuardrailHook(guard, OnFail.REPORT, retriever, knowledge_base)
+    return GuardedAgent(agent, hook, StreamingConfig.load(settings), model_node)

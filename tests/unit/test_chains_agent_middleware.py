@@ -6,13 +6,20 @@ guardrail is real, its decision set by configuration (see ``test_chains_guarded_
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
 
-from chains.agent_middleware import guardrail_middleware
+from chains.agent_middleware import guard_agent, guardrail_middleware
+from chains.stream_checks import SentenceCheck
 from guardrail.errors import GuardrailRejected
 from guardrail.pipeline import Guardrail
+from guardrail.report import GuardReport
 from tests.stage_names import STAGES
 
 pytest.importorskip(
@@ -54,3 +61,91 @@ def test_rejected_answer_raises() -> None:
     )
     report = out["messages"][-1].additional_kwargs["guardrail_report"]
     assert report["recommendation"]["action"] == "human_review"
+
+
+# --- streamed answers ---------------------------------------------------------------------
+
+EVIDENCE = "The project review meeting with John Smith is on Thursday at 10:00 in room 4B."
+
+
+class ToolCallingFake(GenericFakeChatModel):
+    """The fake chat model (standing in for Groq) that can call tools, streaming word by word."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _stream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
+        message = self._generate(messages).generations[0].message
+        if message.tool_calls:
+            call = message.tool_calls[0]
+            chunk = {
+                "name": call["name"],
+                "args": json.dumps(call["args"]),
+                "id": call["id"],
+                "index": 0,
+            }
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[chunk]))
+            return
+        for token in re.split(r"(\s)", message.text):
+            if token:
+                yield ChatGenerationChunk(message=AIMessageChunk(content=token))
+
+
+def lookup(query: str) -> str:
+    """Look up the office calendar."""
+    return EVIDENCE
+
+
+def streaming_agent(answer: str) -> object:
+    from langchain.agents import create_agent
+
+    model = ToolCallingFake(
+        messages=iter(
+            [
+                AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": "meeting"},
+                                                   "id": "call-1"}]),
+                AIMessage(content=answer),
+            ]
+        )
+    )  # fmt: skip
+    return create_agent(model, tools=[lookup])
+
+
+@pytest.fixture(scope="module")
+def checker() -> Guardrail:
+    return Guardrail({"disabled_stages": ["coherence", "fact_validation", "correction"]})
+
+
+QUESTION = {"messages": [{"role": "user", "content": "When and where is the meeting with John?"}]}
+ANSWER = "The meeting with John is on Thursday at 10:00. It is held in room 9C. Bring notes."
+
+
+def test_streamed_agent_answer_is_checked_against_tool_results(checker: Guardrail) -> None:
+    guarded = guard_agent(streaming_agent(ANSWER), checker, streaming="annotate")
+    items = list(guarded.stream(QUESTION))
+    text = "".join(i for i in items if isinstance(i, str))
+    checks = [i for i in items if isinstance(i, SentenceCheck)]
+    assert text.startswith(
+        "The meeting with John is on Thursday at 10:00. It is held in room 9C. ["
+    )
+    assert [c.passed for c in checks][:2] == [True, False]
+    report = items[-1]
+    assert isinstance(report, GuardReport) and report.original == ANSWER
+    assert checks[0].claims[0].status.value == "supported"  # the tool result is the evidence
+
+
+async def test_streamed_agent_stop_and_events(checker: Guardrail) -> None:
+    guarded = guard_agent(streaming_agent(ANSWER), checker, streaming="stop")
+    events = [
+        e["data"]
+        async for e in guarded.astream_events(QUESTION, version="v2")
+        if e["event"] == "on_custom_event" and e["name"] == "on_sentence_checked"
+    ]
+    assert [(e["index"], e["passed"]) for e in events] == [(0, True), (1, False)]
+    chunks = [
+        c async for c in guard_agent(streaming_agent(ANSWER), checker, "stop").astream(QUESTION)
+    ]
+    text = "".join(c for c in chunks if isinstance(c, str))
+    assert "Bring notes" not in text and "stopped by the fact checker" in text
