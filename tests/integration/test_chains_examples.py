@@ -77,3 +77,22 @@ def test_guardrail_ask_answers_from_the_corpus_with_the_local_model() -> None:
     assert (result["answer"] is None) == (result["escalation"] is not None)
     text = run(guardrail, "ask", "When is the meeting with John?", "--max-attempts", "1")
     assert "ANSWER:" in text and "verdict:" in text and "action:" in text
+
+
+def test_streaming_example_prints_each_sentence_verdict_as_it_arrives() -> None:
+    out = run(sys.executable, str(EXAMPLES / "streaming.py"))
+    sections = out.split("=== policy: ")[1:]
+    assert [s.split(" ", 1)[0] for s in sections] == ["annotate", "stop", "buffer"]
+    annotate, stop, buffer = sections
+    # The wrong room fails; the first sentence is supported; the report comes last.
+    for section in sections:
+        assert "[ok  ] sentence 1: supported" in section
+        assert "[FAIL] sentence 2: failed" in section
+        assert section.rstrip().splitlines()[-1].startswith("[")
+        assert "final report on the whole answer: HALLUCINATION" in section
+    # Order: sentence 1's text is shown before its verdict under annotate, after it in buffer.
+    assert annotate.index("10:00.") < annotate.index("sentence 1:")
+    assert buffer.index("sentence 1:") < buffer.index("10:00.")
+    assert "[fact check:" in annotate and "Q3 budget" in annotate
+    assert "stopped by the fact checker" in stop and "Q3 budget" not in stop
+    assert "withheld by the fact checker" in buffer and "room 9C" not in buffer.split("sentence 2")[1]
