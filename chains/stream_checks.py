@@ -64,6 +64,8 @@ class StreamingConfig(BaseModel):
             return cls()
         if isinstance(value, StreamingConfig):
             return value
+        if isinstance(value, BaseModel):  # the same settings held by another config class
+            value = value.model_dump()
         if isinstance(value, str):
             value = {"policy": value}
         try:

@@ -33,6 +33,7 @@ from typing import Any
 
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import patch_config
 
 from chains.stream_checks import (
     SENTENCE_EVENT,
@@ -46,6 +47,9 @@ from chains.stream_checks import (
 from guardrail.errors import GuardrailError
 from guardrail.report import GuardReport
 from guardrail.text.sentences import Sentence, split_sentences
+
+#: Run name of a per-sentence check (so traces, feedback and spans tell it from the final one).
+CHECK_RUN = "sentence_check"
 
 #: What a guarded stream yields: text for the user, each sentence's check, the final report.
 StreamItem = str | SentenceCheck | GuardReport
@@ -152,6 +156,10 @@ class SentenceGuard:
         rest, self._released = self.text[self._released :], len(self.text)
         return [rest] if rest else []
 
+    def _check_config(self) -> RunnableConfig | None:
+        """Sentence checks are runs named ``sentence_check`` (the final check is ``guardrail``)."""
+        return None if self.config is None else patch_config(self.config, run_name=CHECK_RUN)
+
     def _check_input(self, sentences: list[Sentence]) -> dict[str, Any]:
         chunk = self.text[sentences[0].start : sentences[-1].end]
         return {**self.base, "response": chunk}
@@ -183,7 +191,7 @@ class SentenceGuard:
         t0 = time.perf_counter()
         try:
             report: GuardReport | Exception = self.guardrail.invoke(
-                self._check_input(sentences), self.config
+                self._check_input(sentences), self._check_config()
             )
         except GuardrailError as exc:
             report = exc
@@ -224,7 +232,7 @@ class SentenceGuard:
         t0 = time.perf_counter()
         try:
             report: GuardReport | Exception = await self.guardrail.ainvoke(
-                self._check_input(sentences), self.config
+                self._check_input(sentences), self._check_config()
             )
         except GuardrailError as exc:
             report = exc

@@ -200,3 +200,17 @@ async def test_astream_stop_policy(guard: Guardrail) -> None:
     text = "".join(c for c in chunks if isinstance(c, str))
     assert "Sarah" not in text and "stopped by the fact checker" in text
     assert isinstance(chunks[-1], GuardReport) and chunks[-1].original == f"{GOOD_1} {BAD}"
+
+
+def test_trace_has_one_run_per_sentence_check_then_the_final_check(guard: Guardrail) -> None:
+    from guardrail.tracing import RunTreeCollector
+
+    collector = RunTreeCollector()
+    safe = with_guardrail(chat_chain(ANSWER), guard, retriever=RETRIEVER, streaming="annotate")
+    list(safe.stream({"input": BASE["query"]}, {"callbacks": [collector]}))
+    root = collector.roots[-1]
+    assert root.name == "guarded_chain"
+    checks = [n for n in root.names() if n in ("sentence_check", "guardrail")]
+    assert checks == ["sentence_check"] * 3 + ["guardrail"]
+    first = root.find("sentence_check")[0]
+    assert first.children and first.children[0].name.startswith("guardrail.")  # its stages
