@@ -1,8 +1,10 @@
 """Guard an answer while it streams: pass tokens through, check each sentence once complete.
 
-A sentence is complete when the next sentence has begun (or the stream has ended), so an
-abbreviation such as ``Dr.`` never cuts a sentence early; the cost is one token of look-ahead.
-Sentences that complete together are checked together in one ``Guardrail.invoke`` (the
+A sentence is complete as soon as its end punctuation arrives and the sentence splitter agrees
+that a following capitalised word would start a new sentence (so ``Dr.`` and ``e.g.`` never
+cut one early; a dot right after a digit waits one token, as ``3.`` may become ``3.5``), or
+when the next sentence has begun, or when the stream ends. The token that completes a sentence
+is shown before its check runs. Sentences that complete together are checked together in one ``Guardrail.invoke`` (the
 response is those sentences, with the same query, passages and knowledge base), so the
 verifier scores all their claims in one batch. Each result is a :class:`SentenceCheck`,
 dispatched as the custom event ``on_sentence_checked`` (visible in
@@ -20,9 +22,9 @@ value contradicted by the knowledge base) is :attr:`StreamingConfig.policy`:
 
 Example::
 
-    guard = SentenceGuard(Guardrail(), {"query": q, "passages": docs}, StreamingConfig())
-    for item in guard.stream(iter(["The meeting ", "is at 2pm. ", "It is in room 9."])):
-        print(item)   # text pieces, then the final GuardReport
+    tokens = ["The meeting ", "is at 2pm. ", "It is in room 9."]
+    for item in guard_stream(tokens, Guardrail(), {"query": q, "passages": docs}, "annotate"):
+        print(item)   # text pieces, SentenceCheck objects, then the final GuardReport
 """
 
 from __future__ import annotations
