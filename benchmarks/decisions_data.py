@@ -1,0 +1,314 @@
+"""Loaders for ``benchmarks/decisions.py``: answers with human labels, sentence by sentence.
+
+Every loader yields :class:`Item` s: a query, a response, its evidence passages (no retrieval
+score: the pipeline decides), the response-level label and the labelled sentences as character
+ranges into the response (the claim-level labels). Pure functions, no model.
+
+Sets (``../shared/data``, evaluation only):
+
+- ``qags`` — QAGS CNN/DM: a model summary of 3-ish sentences vs its article; each sentence has 3
+  yes/no worker votes (majority); the summary is supported iff every sentence is.
+- ``factcheck_gpt`` — Factcheck-GPT: 94 ChatGPT answers, evidence = the web snippets retrieved
+  for their claims. A grounding label: a claim is supported iff one of its snippets has stance
+  ``completely-support``; a sentence iff all its claims are; sentences whose
+  ``sentence_checkworthiness`` is not ``yes`` carry no label (they stay in the response).
+- ``wice`` — WiCE claims vs the cited page's sentences: supported vs partially / not supported
+  (one labelled sentence = the whole response). Its own dev / test files.
+- ``halueval`` — HaluEval QA (one-turn): the right answer (supported) and the hallucinated
+  answer (not) for each question, premise = the knowledge.
+
+Splits: WiCE keeps its files; the others go to ``dev`` when a hash of the item's text falls in
+the first ``DEV_SHARE`` of the range (:func:`split_of`), else ``test``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+
+DEV_SHARE = 0.4
+"""Share of each set (bar WiCE) held out as ``dev`` for calibration and rule choice."""
+PASSAGE_CHARS = 1500
+"""Long documents are split into passages of about this many characters (sentence bounds)."""
+DATASETS = ("qags", "factcheck_gpt", "wice", "halueval")
+MULTI_SENTENCE = ("qags", "factcheck_gpt")
+"""The sets of multi-sentence answers (the issue's targets are stated on these)."""
+DEFAULT_CAPS: dict[str, int | None] = {
+    "qags": 50,
+    "factcheck_gpt": None,
+    "wice": 40,
+    "halueval": 40,
+}
+"""Answers per set and split in a default run (a fixed sample, :func:`sample`), so that both
+splits check in about 15 minutes on two cores (the pipeline spends about 3.5 CPU-s on a QAGS
+summary, 8 on a Factcheck-GPT answer with its ~27 snippets, 5 on a WiCE claim against its page,
+1 on a HaluEval answer). ``None`` = all."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_TOKEN = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class LabelledSentence:
+    """A human-labelled stretch ``[start, end)`` of the response."""
+
+    start: int
+    end: int
+    supported: bool
+    text: str
+
+
+@dataclass
+class Item:
+    """One answer to check, with its labels."""
+
+    dataset: str
+    item_id: str
+    split: str
+    query: str
+    response: str
+    passages: list[str]
+    supported: bool
+    """Response-level label: every labelled sentence (located or not) is supported."""
+    sentences: list[LabelledSentence] = field(default_factory=list)
+    unlocated: int = 0
+    """Labelled sentences that could not be found in the response (no claim-level label)."""
+    group: str = ""
+    """Items of one group are sampled together (HaluEval's two answers to a question)."""
+
+    def guard_input(self) -> dict[str, object]:
+        """The ``Guardrail`` input: passages without a score."""
+        return {
+            "query": self.query,
+            "response": self.response,
+            "passages": [{"text": p} for p in self.passages],
+        }
+
+
+def data_dir(override: str | None = None) -> Path:
+    """``--data-dir``, else ``$GUARDRAIL_DATA_DIR``, else ``../shared/data`` beside the repo."""
+    chosen = override or os.environ.get("GUARDRAIL_DATA_DIR")
+    if chosen:
+        return Path(chosen)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def split_of(text: str, dev_share: float = DEV_SHARE) -> str:
+    """``dev`` or ``test``, deterministic in ``text`` (SHA-256, not Python's salted hash)."""
+    bucket = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 0x1_0000_0000
+    return "dev" if bucket < dev_share else "test"
+
+
+def passages_of(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
+    """Split a document into passages of at most about ``max_chars``, at sentence ends."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return [text] if text else []
+    out: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        if current and len(current) + 1 + len(sentence) > max_chars:
+            out.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        out.append(current)
+    return out
+
+
+def locate(response: str, sentence: str, start: int = 0) -> tuple[int, int] | None:
+    """The character range of ``sentence`` in ``response`` at or after ``start``.
+
+    Exact match first; else the longest run of matching word tokens (whitespace, bullets and
+    punctuation may differ), accepted when it covers at least half of the sentence's tokens.
+    """
+    sentence = sentence.strip()
+    if not sentence:
+        return None
+    found = response.find(sentence, start)
+    if found >= 0:
+        return found, found + len(sentence)
+    resp_tokens = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(response)]
+    resp_tokens = [t for t in resp_tokens if t[1] >= start]
+    sent_tokens = [m.group().lower() for m in _TOKEN.finditer(sentence)]
+    if not resp_tokens or not sent_tokens:
+        return None
+    matcher = SequenceMatcher(None, [t[0] for t in resp_tokens], sent_tokens, autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size > 0]
+    if not blocks or sum(b.size for b in blocks) < max(1, len(sent_tokens) // 2):
+        return None
+    first, last = blocks[0], blocks[-1]
+    return resp_tokens[first.a][1], resp_tokens[last.a + last.size - 1][2]
+
+
+def _labelled(
+    response: str, sentences: list[tuple[str, bool | None]]
+) -> tuple[list[LabelledSentence], int]:
+    """Locate ``(text, supported)`` pairs in order; ``None`` labels are located, not kept."""
+    out: list[LabelledSentence] = []
+    unlocated = 0
+    cursor = 0
+    for text, supported in sentences:
+        span = locate(response, text, cursor)
+        if span is None:
+            span = locate(response, text, 0)
+        if span is None:
+            unlocated += supported is not None
+            continue
+        cursor = span[1]
+        if supported is not None:
+            out.append(LabelledSentence(span[0], span[1], supported, response[span[0] : span[1]]))
+    return out, unlocated
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, object]]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def load_qags(root: Path) -> Iterator[Item]:
+    """QAGS CNN/DM summaries; sentence label = majority of the worker votes."""
+    for n, row in enumerate(_jsonl(root / "qags" / "data" / "mturk_cnndm.jsonl")):
+        pairs: list[tuple[str, bool | None]] = []
+        for sent in row["summary_sentences"]:  # type: ignore[attr-defined]
+            votes = [r["response"] == "yes" for r in sent["responses"]]
+            pairs.append((sent["sentence"].strip(), 2 * sum(votes) > len(votes)))
+        response = " ".join(text for text, _ in pairs)
+        labelled, unlocated = _labelled(response, pairs)
+        yield Item(
+            dataset="qags",
+            item_id=f"qags-{n}",
+            split=split_of(response),
+            query="Summarise the article.",
+            response=response,
+            passages=passages_of(str(row["article"])),
+            supported=all(label for _, label in pairs),
+            sentences=labelled,
+            unlocated=unlocated,
+        )
+
+
+def factcheck_claim_supported(stances: object) -> bool:
+    """A claim is supported iff one of its snippets' stances is ``completely-support``."""
+    return isinstance(stances, list) and "completely-support" in stances
+
+
+def load_factcheck(root: Path) -> Iterator[Item]:
+    """Factcheck-GPT answers judged against their own retrieved snippets (grounding labels)."""
+    path = root / "factcheck_gpt" / "factcheck-GPT-benchmark.jsonl"
+    for n, row in enumerate(_jsonl(path)):
+        response = str(row["response"]).replace("\r\n", "\n")
+        pairs: list[tuple[str, bool | None]] = []
+        snippets: list[str] = []
+        for sent in row["sentences"].values():  # type: ignore[attr-defined]
+            for group in sent.get("auto_evidence") or []:
+                for snippet in group if isinstance(group, list) else []:
+                    if isinstance(snippet, str) and snippet.strip() and snippet not in snippets:
+                        snippets.append(snippet)
+            claims = sent.get("claims") or []
+            stances = sent.get("stance_claim_autoEvid") or []
+            label: bool | None = None
+            if sent.get("sentence_checkworthiness") == "yes" and claims:
+                label = len(stances) >= len(claims) and all(
+                    factcheck_claim_supported(s) for s in stances[: len(claims)]
+                )
+            pairs.append((str(sent["text"]).replace("\r\n", "\n"), label))
+        if not any(label is not None for _, label in pairs):
+            continue
+        labelled, unlocated = _labelled(response, pairs)
+        yield Item(
+            dataset="factcheck_gpt",
+            item_id=f"factcheck_gpt-{n}",
+            split=split_of(response),
+            query=str(row["prompt"]),
+            response=response,
+            passages=snippets,
+            supported=all(label for _, label in pairs if label is not None),
+            sentences=labelled,
+            unlocated=unlocated,
+        )
+
+
+def load_wice(root: Path, split: str) -> Iterator[Item]:
+    """WiCE claims (``dev`` or ``test`` file); evidence sentences grouped into passages."""
+    path = root / "wice" / "data" / "entailment_retrieval" / "claim" / f"{split}.jsonl"
+    for row in _jsonl(path):
+        claim = str(row["claim"]).strip()
+        meta = row.get("meta") or {}
+        title = str(meta.get("claim_title") or "").strip()  # type: ignore[attr-defined]
+        supported = row["label"] == "supported"
+        yield Item(
+            dataset="wice",
+            item_id=f"wice-{meta.get('id') or hashlib.sha1(claim.encode()).hexdigest()[:10]}",  # type: ignore[attr-defined]
+            split=split,
+            query=f"What do we know about {title}?" if title else "Is this claim supported?",
+            response=claim,
+            passages=passages_of(" ".join(str(s) for s in row["evidence"])),  # type: ignore[attr-defined]
+            supported=supported,
+            sentences=[LabelledSentence(0, len(claim), supported, claim)],
+        )
+
+
+def load_halueval(root: Path) -> Iterator[Item]:
+    """HaluEval QA one-turn: right and hallucinated answer of each question (same split)."""
+    path = root / "halueval" / "generation" / "qa" / "qa_one-turn_data.json"
+    for n, row in enumerate(_jsonl(path)):
+        question = str(row["question"])
+        split = split_of(question)
+        for kind, supported in (("right_answer", True), ("hallucinated_answer", False)):
+            answer = str(row[kind]).strip()
+            yield Item(
+                dataset="halueval",
+                item_id=f"halueval-{n}-{'right' if supported else 'hallucinated'}",
+                split=split,
+                query=question,
+                response=answer,
+                passages=[str(row["knowledge"])],
+                supported=supported,
+                sentences=[LabelledSentence(0, len(answer), supported, answer)],
+                group=f"halueval-{n}",
+            )
+
+
+def sample(items: list[Item], cap: int | None) -> list[Item]:
+    """A fixed pseudo-random subset of at most ``cap`` items (all when ``cap`` is ``None``),
+    chosen by a hash of each item's id (or group) and kept in file order."""
+    if cap is None or cap >= len(items):
+        return items
+
+    def key(item: Item) -> str:
+        return hashlib.sha256((item.group or item.item_id).encode("utf-8")).hexdigest()
+
+    groups = sorted(
+        {item.group or item.item_id: key(item) for item in items}.items(), key=lambda kv: kv[1]
+    )
+    chosen: set[str] = set()
+    count = 0
+    sizes = Counter(item.group or item.item_id for item in items)
+    for name, _ in groups:
+        if count >= cap:
+            break
+        chosen.add(name)
+        count += sizes[name]
+    return [item for item in items if (item.group or item.item_id) in chosen]
+
+
+def load(dataset: str, root: Path, split: str) -> list[Item]:
+    """The items of one set on ``split`` (``dev``, ``test`` or ``all``)."""
+    if dataset == "wice":
+        splits = ["dev", "test"] if split == "all" else [split]
+        return [item for s in splits for item in load_wice(root, s)]
+    loaders = {"qags": load_qags, "factcheck_gpt": load_factcheck, "halueval": load_halueval}
+    if dataset not in loaders:
+        raise ValueError(f"unknown dataset {dataset!r}; choose from {DATASETS}")
+    return [item for item in loaders[dataset](root) if split in ("all", item.split)]
