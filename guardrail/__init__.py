@@ -13,6 +13,11 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Guardrail": "guardrail.pipeline",
+    "default_stages": "guardrail.pipeline",
+    "Backends": "guardrail.stages.base",
+    "Stage": "guardrail.stages.base",
+    "StageUpdate": "guardrail.stages.base",
+    "PipelineState": "guardrail.stages.base",
     "GuardrailConfig": "guardrail.config",
     "FailurePolicy": "guardrail.config",
     "GuardInput": "guardrail.inputs",
@@ -36,6 +41,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Action",
+    "Backends",
     "ConfigError",
     "DialogueState",
     "DialogueTurn",
@@ -53,8 +59,12 @@ __all__ = [
     "MissingDependencyError",
     "ModelLoadError",
     "Passage",
+    "PipelineState",
+    "Stage",
+    "StageUpdate",
     "VerdictLabel",
     "VerifierError",
+    "default_stages",
 ]
 
 if TYPE_CHECKING:
@@ -70,8 +80,9 @@ if TYPE_CHECKING:
         VerifierError,
     )
     from guardrail.inputs import DialogueState, DialogueTurn, EntityInfo, GuardInput, Passage
-    from guardrail.pipeline import Guardrail
+    from guardrail.pipeline import Guardrail, default_stages
     from guardrail.report import Action, GuardReport, HallucinationType, VerdictLabel
+    from guardrail.stages.base import Backends, PipelineState, Stage, StageUpdate
 
 
 def __getattr__(name: str) -> Any:

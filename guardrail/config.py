@@ -50,6 +50,32 @@ class ConfidenceWeights(StrictModel):
     entity: float = 0.10
 
 
+class ScoringCutoffs(StrictModel):
+    """Seed 004's cut-offs inside the confidence penalty and the recommendation texts, each
+    with the one meaning it has (defaults are the seed's values)."""
+
+    coherence_issue_severity: float = 0.8
+    """A coherence issue more severe than this costs ``coherence_penalty`` and is named in the
+    regeneration guidance."""
+    coherence_penalty: float = 0.1
+    kb_contradiction_confidence: float = 0.9
+    """A knowledge-base contradiction more confident than this costs ``kb_contradiction_penalty``."""
+    kb_contradiction_penalty: float = 0.15
+    flag_confidence: float = 0.85
+    """A hallucination flag more confident than this costs ``flag_penalty``."""
+    flag_penalty: float = 0.1
+    review_flag_confidence: float = 0.8
+    """Flags more confident than this are counted as high-confidence in a human-review reason."""
+    uncertain_flag_low: float = 0.5
+    """``accept_with_flags`` lists the spans of flags with confidence in
+    [``uncertain_flag_low``, ``uncertain_flag_high``) as uncertain."""
+    uncertain_flag_high: float = 0.8
+    guidance_flag_confidence: float = 0.7
+    """Flags at least this confident are named in the regeneration guidance."""
+    incoherent_below: float = 0.4
+    """A coherence score below this is called incoherent in a human-review reason."""
+
+
 class HandlingThresholds(StrictModel):
     """Seed 004 recommendation bands (lower bounds, inclusive)."""
 
@@ -248,6 +274,7 @@ class GuardrailConfig(StrictModel):
     weights: ConfidenceWeights = Field(default_factory=ConfidenceWeights)
     thresholds: HandlingThresholds = Field(default_factory=HandlingThresholds)
     penalty_cap: float = 0.5
+    scoring: ScoringCutoffs = Field(default_factory=ScoringCutoffs)
     hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
     coherence: CoherenceConfig = Field(default_factory=CoherenceConfig)
     facts: FactConfig = Field(default_factory=FactConfig)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from guardrail.config import DecisionConfig, HandlingThresholds
+from guardrail.config import DecisionConfig, HandlingThresholds, ScoringCutoffs
 from guardrail.report import (
     Claim,
     ClaimStatus,
@@ -51,7 +51,13 @@ from guardrail.report import (
     Verdict,
     VerdictLabel,
 )
-from guardrail.scoring import band_of, human_review_reason, recommend, regeneration_guidance
+from guardrail.scoring import (
+    SEED,
+    band_of,
+    human_review_reason,
+    recommend,
+    regeneration_guidance,
+)
 
 #: Flag types that block delivering the answer as it is (when at least ``strong_flag`` sure).
 BLOCKING_FLAGS: frozenset[HallucinationType] = frozenset(
@@ -209,6 +215,7 @@ def decide(
     corrections: list[Correction],
     thresholds: HandlingThresholds,
     unchecked: list[str],
+    cutoffs: ScoringCutoffs = SEED,
 ) -> tuple[Recommendation, Decision]:
     """The recommendation and the record of how it was reached."""
     checked = [
@@ -224,13 +231,15 @@ def decide(
     )
     if unchecked:
         rec: Recommendation = HumanReview(
-            reason=human_review_reason(confidence, coherence, factual, flags, unchecked)
+            reason=human_review_reason(confidence, coherence, factual, flags, unchecked, cutoffs)
         )
         return rec, record.model_copy(
             update={"gate": "fail-closed: the answer could not be fully checked"}
         )
     if not problems:
-        rec = recommend(confidence, coherence, factual, flags, corrections, thresholds)
+        rec = recommend(
+            confidence, coherence, factual, flags, corrections, thresholds, cutoffs=cutoffs
+        )
         gate = f"no blocking problem: seed 004 band for confidence {confidence:.2f}"
         return rec, record.model_copy(update={"gate": gate})
     unfixed = [p for p in problems if p.fixed_by is None]
@@ -239,13 +248,15 @@ def decide(
         gate = f"all {len(problems)} problem(s) repaired in the corrected text"
         return CorrectAndDeliver(corrections=fixes), record.model_copy(update={"gate": gate})
     if confidence >= thresholds.regenerate:
-        items = _problem_guidance(unfixed) + regeneration_guidance(coherence, factual, flags)
+        items = _problem_guidance(unfixed) + regeneration_guidance(
+            coherence, factual, flags, cutoffs
+        )
         items = list(dict.fromkeys(items))
         gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
         return Regenerate(guidance=" ".join(items), items=items), record.model_copy(
             update={"gate": gate}
         )
-    reason = human_review_reason(confidence, coherence, factual, flags)
+    reason = human_review_reason(confidence, coherence, factual, flags, cutoffs=cutoffs)
     reason += f" {len(unfixed)} unrepaired problem(s): " + "; ".join(
         f"{p.kind}: '{p.text}'" for p in unfixed[:5]
     )

@@ -185,20 +185,14 @@ def read_passage_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     Returns ``(line number, row)`` pairs; blank lines are skipped. A missing file, a line that
     is not JSON, or one without a string ``text`` raises ``InputError`` naming the line.
     """
-    import json
+    from guardrail.jsonl import iter_jsonl
 
     file = Path(path)
     if not file.exists():
         raise InputError(f"passages file not found: {file}")
     rows: list[tuple[int, dict[str, Any]]] = []
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{file}:{n}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+    for n, row in iter_jsonl(file):
+        if not isinstance(row.get("text"), str):
             raise InputError(f"{file}:{n}: each line needs a string 'text' field")
         rows.append((n, row))
     return rows

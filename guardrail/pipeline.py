@@ -19,19 +19,20 @@ Example::
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config
+from pydantic import ValidationError
 
 from guardrail.config import FailurePolicy, GuardrailConfig
 from guardrail.decision import consistent_verdict, decide, find_problems, mark_fixes
-from guardrail.errors import InputError
+from guardrail.errors import ConfigError, GuardrailError, InputError, StageError
 from guardrail.inputs import GuardInput, coerce_input
 from guardrail.report import (
     ConfidenceBreakdown,
@@ -42,55 +43,56 @@ from guardrail.report import (
     VerdictLabel,
 )
 from guardrail.scoring import confidence_score, final_confidence
-from guardrail.stages.base import PipelineState, Resources, Stage
+from guardrail.stages.base import Backends, PipelineState, Resources, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
 
-#: The stages in order, as ``name: "module:Class"``.
-STAGES: dict[str, str] = {
-    "coherence": "guardrail.stages.coherence:CoherenceStage",
-    "claims": "guardrail.stages.claims:ClaimsStage",
-    "fact_validation": "guardrail.stages.facts:FactValidationStage",
-    "hallucination": "guardrail.stages.hallucination:HallucinationStage",
-    "correction": "guardrail.stages.correction:CorrectionStage",
-}
 
+def default_stages() -> list[type[Stage]]:
+    """The built-in stages, in order: coherence, claims, fact validation, hallucination,
+    correction. Add, remove or replace entries and pass the list as ``Guardrail(stages=...)``."""
+    from guardrail.stages.claims import ClaimsStage
+    from guardrail.stages.coherence import CoherenceStage
+    from guardrail.stages.correction import CorrectionStage
+    from guardrail.stages.facts import FactValidationStage
+    from guardrail.stages.hallucination import HallucinationStage
 
-def _stage_class(path: str) -> type[Stage] | None:
-    """Import a stage class; ``None`` when its module is not part of this build."""
-    module_name, _, cls_name = path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None
-        raise
-    cls: type[Stage] = getattr(module, cls_name)
-    return cls
+    return [CoherenceStage, ClaimsStage, FactValidationStage, HallucinationStage, CorrectionStage]
 
 
 class _StageStep:
     """Runs one stage on a state, recording status and time; applies the failure policy."""
 
-    def __init__(self, name: str, stage: Stage | None, config: GuardrailConfig) -> None:
-        self.name = name
+    def __init__(self, stage: Stage, config: GuardrailConfig) -> None:
+        self.name = stage.name
         self.stage = stage
         self.config = config
+
+    def _update(self, state: PipelineState) -> dict[str, Any]:
+        result = self.stage.run(state)
+        if isinstance(result, StageUpdate):
+            return result.fields()
+        if not isinstance(result, dict):
+            raise StageError(
+                self.name, f"run() returned {type(result).__name__}, not a StageUpdate"
+            )
+        try:
+            return StageUpdate.model_validate(result).fields()
+        except ValidationError as exc:
+            raise StageError(self.name, f"invalid stage update: {exc}") from exc
 
     def __call__(self, state: PipelineState) -> PipelineState:
         start = time.perf_counter()
         update: dict[str, Any] = {}
         if self.name in self.config.disabled_stages:
             status, reason = StageStatus.SKIPPED, "disabled in config"
-        elif self.stage is None:
-            status, reason = StageStatus.SKIPPED, "stage not available in this build"
         else:
             skip = self.stage.skip_reason(state)
             if skip is not None:
                 status, reason = StageStatus.SKIPPED, skip
             else:
                 try:
-                    update = self.stage.run(state)
+                    update = self._update(state)
                     status, reason = StageStatus.RAN, None
                 except Exception as exc:
                     logger.warning("stage %s failed: %s", self.name, exc)
@@ -134,7 +136,12 @@ def unchecked_reasons(state: PipelineState, config: GuardrailConfig) -> list[str
 def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[str, Any]]:
     def step(state: PipelineState) -> dict[str, Any]:
         breakdown = confidence_score(
-            state.coherence, state.factual, state.flags, config.weights, config.penalty_cap
+            state.coherence,
+            state.factual,
+            state.flags,
+            config.weights,
+            config.penalty_cap,
+            config.scoring,
         )
         return {"state": state, "breakdown": breakdown, "confidence": final_confidence(breakdown)}
 
@@ -167,6 +174,7 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
             corrections=state.corrections,
             thresholds=config.thresholds,
             unchecked=unchecked,
+            cutoffs=config.scoring,
         )
         original = state.input.response
         return GuardReport(
@@ -201,33 +209,59 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
     Args:
         config: a :class:`GuardrailConfig`, a dict, a YAML path, or ``None`` for the offline
             profile.
-        verifier: optionally, a verifier object to use instead of loading one from the config.
+        stages: the stages to run, in order (default :func:`default_stages`): ``Stage``
+            subclasses (built with this guardrail's config and resources) or built instances.
+        backends: models to use instead of loading them from the config (checked now: a wrong
+            object is a ``ConfigError``).
+        verifier: shorthand for ``backends=Backends(verifier=...)``.
+
+    Example::
+
+        guard = Guardrail({"hallucination": {"policy": "ratio"}}, stages=[*default_stages(), MyStage])
     """
 
     def __init__(
-        self, config: GuardrailConfig | dict[str, Any] | str | None = None, verifier: Any = None
+        self,
+        config: GuardrailConfig | dict[str, Any] | str | None = None,
+        verifier: Any = None,
+        *,
+        stages: Sequence[type[Stage] | Stage] | None = None,
+        backends: Backends | None = None,
     ) -> None:
         self.config = GuardrailConfig.load(config)
-        self.resources = Resources(self.config)
-        if verifier is not None:
-            self.resources.set("verifier", verifier)
-        steps: list[Runnable[Any, Any]] = []
-        for name, path in STAGES.items():
-            cls = _stage_class(path)
-            stage = cls(self.config, self.resources) if cls is not None else None
-            steps.append(
-                RunnableLambda(_StageStep(name, stage, self.config), name=f"guardrail.{name}")
+        if backends is not None and not isinstance(backends, Backends):
+            raise ConfigError(
+                f"backends must be a guardrail.Backends, got {type(backends).__name__}"
             )
+        if verifier is not None:
+            backends = dataclasses.replace(backends or Backends(), verifier=verifier)
+        self.resources = Resources(self.config, backends)
+        stage_config = self.config
+        if "claims" in self.config.disabled_stages:
+            # No claims stage: the response is checked as one claim (no decomposition).
+            hall = self.config.hallucination.model_copy(update={"decompose_claims": False})
+            stage_config = self.config.model_copy(update={"hallucination": hall})
+        built: list[Stage] = []
+        for entry in default_stages() if stages is None else stages:
+            if isinstance(entry, Stage):
+                built.append(entry)
+            elif isinstance(entry, type) and issubclass(entry, Stage):
+                built.append(entry(stage_config, self.resources))
+            else:
+                raise ConfigError(f"stages must be Stage subclasses or instances, got {entry!r}")
+        names = [st.name for st in built]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"stage names must be unique, got {names}")
+        self.stages: tuple[Stage, ...] = tuple(built)
+        steps: list[Runnable[Any, Any]] = [
+            RunnableLambda(_StageStep(st, self.config), name=f"guardrail.{st.name}") for st in built
+        ]
         steps.append(RunnableLambda(_confidence_step(self.config), name="guardrail.confidence"))
         steps.append(
             RunnableLambda(_recommendation_step(self.config), name="guardrail.recommendation")
         )
-        chain: Runnable[Any, Any] = steps[0]
-        for step in steps[1:]:
-            chain = chain | step
-        self._chain: Runnable[PipelineState, GuardReport] = chain
-        # Run step by step (not through the sequence) so each stage is a direct child run.
-        self._steps: list[Runnable[Any, Any]] = steps
+        # Run step by step (not as one sequence) so each stage is a direct child run.
+        self._steps: tuple[Runnable[Any, Any], ...] = tuple(steps)
 
     @property
     def InputType(self) -> type[GuardInput]:  # noqa: N802 - LangChain's name
@@ -261,7 +295,22 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
             from guardrail.knowledge import open_knowledge_base
 
             data = data.model_copy(update={"knowledge_base": open_knowledge_base(kb)})
-        return PipelineState(input=data)
+        from guardrail.text.language import dialogue_context, response_language
+
+        context = dialogue_context([t.text for t in data.dialogue.turns])
+        language = response_language(data.response, data.query, context)
+        return PipelineState(input=data, language=language, doc=self._parse(text, language))
+
+    def _parse(self, text: str, language: str | None) -> Any:
+        """The spaCy parse of the response, once per call (``None`` when not available)."""
+        if language not in (None, "en"):
+            return None
+        try:
+            nlp = self.resources.nlp()
+        except GuardrailError as exc:
+            logger.info("no shared parse (%s); stages that need spaCy will say so", exc)
+            return None
+        return nlp(text)
 
     def _open_kb(self, path: str | Path) -> Any:
         """Open a knowledge base given as a path once per guardrail, so every stage sees the

@@ -11,7 +11,7 @@ policy an answer whose checking stages did not all run is never accepted.
 
 from __future__ import annotations
 
-from guardrail.config import ConfidenceWeights, HandlingThresholds
+from guardrail.config import ConfidenceWeights, HandlingThresholds, ScoringCutoffs
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
     Accept,
@@ -32,6 +32,9 @@ from guardrail.report import (
     ValidationStatus,
 )
 
+SEED = ScoringCutoffs()
+"""Seed 004's cut-offs (the defaults)."""
+
 
 def hallucination_score(flags: list[HallucinationFlag]) -> float:
     """1 − mean(confidence × type severity), floored at 0 (seed 004); 1.0 with no flags."""
@@ -46,19 +49,25 @@ def severity_penalty(
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
     cap: float = 0.5,
+    cutoffs: ScoringCutoffs = SEED,
 ) -> float:
     """Seed 004 penalties: +0.1 per coherence issue of severity > 0.8, +0.15 per contradiction
-    with confidence > 0.9, +0.1 per hallucination with confidence > 0.85; capped."""
+    with confidence > 0.9, +0.1 per hallucination with confidence > 0.85; capped (the numbers
+    are ``cutoffs``' defaults)."""
+    c = cutoffs
     penalty = 0.0
     if coherence is not None:
-        penalty += 0.1 * sum(1 for issue in coherence.issues if issue.severity > 0.8)
+        penalty += c.coherence_penalty * sum(
+            1 for issue in coherence.issues if issue.severity > c.coherence_issue_severity
+        )
     if factual is not None:
-        penalty += 0.15 * sum(
+        penalty += c.kb_contradiction_penalty * sum(
             1
             for v in factual.claim_validations
-            if v.status is ValidationStatus.CONTRADICTED and v.confidence > 0.9
+            if v.status is ValidationStatus.CONTRADICTED
+            and v.confidence > c.kb_contradiction_confidence
         )
-    penalty += 0.1 * sum(1 for f in flags if f.confidence > 0.85)
+    penalty += c.flag_penalty * sum(1 for f in flags if f.confidence > c.flag_confidence)
     return min(penalty, cap)
 
 
@@ -68,6 +77,7 @@ def confidence_score(
     flags: list[HallucinationFlag] | None,
     weights: ConfidenceWeights,
     penalty_cap: float = 0.5,
+    cutoffs: ScoringCutoffs = SEED,
 ) -> ConfidenceBreakdown:
     """The weighted, penalised confidence; ``None`` inputs are components that did not run."""
     components: dict[str, float | None] = {
@@ -80,7 +90,7 @@ def confidence_score(
     present = {k: v for k, v in components.items() if v is not None}
     total_weight = sum(weight_of[k] for k in present)
     raw = sum(weight_of[k] * v for k, v in present.items()) / total_weight if total_weight else 0.0
-    penalty = severity_penalty(coherence, factual, flags or [], penalty_cap)
+    penalty = severity_penalty(coherence, factual, flags or [], penalty_cap, cutoffs)
     return ConfidenceBreakdown(
         coherence=components["coherence"],
         factual=components["factual"],
@@ -114,6 +124,7 @@ def regeneration_guidance(
     coherence: CoherenceResult | None,
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
+    cutoffs: ScoringCutoffs = SEED,
 ) -> list[str]:
     """Instructions for the LLM: each unaddressed question, contradicted value and flagged span."""
     items: list[str] = []
@@ -135,7 +146,7 @@ def regeneration_guidance(
                     f"'{v.claim.text}' conflicts with turn {v.turn_id}: \"{v.turn_text}\"."
                 )
     for flag in flags:
-        if flag.confidence >= 0.7:
+        if flag.confidence >= cutoffs.guidance_flag_confidence:
             hint = ""
             if flag.suggestion:
                 text = flag.suggestion.strip().rstrip(".")
@@ -143,7 +154,9 @@ def regeneration_guidance(
             items.append(f"Please verify or remove: '{flag.content}'{hint}.")
     if coherence is not None:
         for issue in coherence.issues:
-            if issue.severity > 0.8 and issue.type not in ("qud_not_addressed",):
+            if issue.severity > cutoffs.coherence_issue_severity and issue.type not in (
+                "qud_not_addressed",
+            ):
                 items.append(issue.suggestion or issue.description)
     seen: set[str] = set()
     return [i for i in items if not (i in seen or seen.add(i))]  # type: ignore[func-returns-value]
@@ -155,14 +168,15 @@ def human_review_reason(
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
     unchecked: list[str] | None = None,
+    cutoffs: ScoringCutoffs = SEED,
 ) -> str:
     """Why a person must look at this answer."""
     reasons = [f"Overall confidence too low: {confidence * 100:.0f}%."]
     if unchecked:
         reasons.append("Could not check the answer: " + "; ".join(unchecked) + ".")
-    if coherence is not None and coherence.score < 0.4:
+    if coherence is not None and coherence.score < cutoffs.incoherent_below:
         reasons.append(f"Response is incoherent (coherence {coherence.score * 100:.0f}%).")
-    strong = [f for f in flags if f.confidence > 0.8]
+    strong = [f for f in flags if f.confidence > cutoffs.review_flag_confidence]
     if strong:
         reasons.append(f"{len(strong)} high-confidence hallucination(s) detected.")
     if factual is not None:
@@ -183,12 +197,13 @@ def recommend(
     corrections: list[Correction],
     thresholds: HandlingThresholds,
     unchecked: list[str] | None = None,
+    cutoffs: ScoringCutoffs = SEED,
 ) -> Recommendation:
     """Seed 004's decision tree. ``unchecked`` (fail-closed) lists checks that could not run:
     such an answer is sent to human review whatever its score."""
     if unchecked:
         return HumanReview(
-            reason=human_review_reason(confidence, coherence, factual, flags, unchecked)
+            reason=human_review_reason(confidence, coherence, factual, flags, unchecked, cutoffs)
         )
     if confidence >= thresholds.accept:
         return Accept()
@@ -200,15 +215,21 @@ def recommend(
                 for v in factual.claim_validations
                 if v.status is ValidationStatus.UNVERIFIABLE
             ]
-        spans += [f.span for f in flags if 0.5 <= f.confidence < 0.8]
+        spans += [
+            f.span
+            for f in flags
+            if cutoffs.uncertain_flag_low <= f.confidence < cutoffs.uncertain_flag_high
+        ]
         severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
         return AcceptWithFlags(flags=spans, severity=severity)
     if confidence >= thresholds.correct:
         fixes = [c for c in corrections if c.type is not CorrectionType.ANNOTATION]
         return CorrectAndDeliver(corrections=fixes)
     if confidence >= thresholds.regenerate:
-        items = regeneration_guidance(coherence, factual, flags)
+        items = regeneration_guidance(coherence, factual, flags, cutoffs)
         if not items:
             items = ["Please answer again using only facts stated in the provided evidence."]
         return Regenerate(guidance=" ".join(items), items=items)
-    return HumanReview(reason=human_review_reason(confidence, coherence, factual, flags))
+    return HumanReview(
+        reason=human_review_reason(confidence, coherence, factual, flags, cutoffs=cutoffs)
+    )

@@ -15,7 +15,7 @@ import importlib
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
-    "EvalExample": "guardrail.evaluation.datasets",
+    "EvalExample": "guardrail.evaluation.examples",
     "load_dataset": "guardrail.evaluation.datasets",
     "DATASET_NAMES": "guardrail.evaluation.datasets",
     "CachingVerifier": "guardrail.evaluation.cache",

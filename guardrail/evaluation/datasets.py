@@ -37,80 +37,29 @@ Generic JSON Lines format (one object per line)::
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from guardrail.errors import InputError
+from guardrail.evaluation import summaries
+from guardrail.evaluation.examples import (
+    FAITHFUL,
+    HALLUCINATED,
+    EvalExample,
+    Loader,
+    need,
+    read_json_or_jsonl,
+    read_jsonl,
+)
 
 logger = logging.getLogger(__name__)
 
-HALLUCINATED = 1
-FAITHFUL = 0
-
-
-class EvalExample(BaseModel):
-    """One labelled (query, response, evidence) example."""
-
-    id: str
-    query: str = ""
-    response: str
-    passages: list[str] = Field(default_factory=list)
-    """Evidence texts (the premise)."""
-    label: int
-    """1 = hallucinated / unsupported, 0 = faithful / supported."""
-    dataset: str
-    split: str = ""
-    spans: list[tuple[int, int]] = Field(default_factory=list)
-    """Hallucinated character spans of ``response`` when the dataset has them."""
-    meta: dict[str, Any] = Field(default_factory=dict)
-
-
-Loader = Callable[[Path, str | None], Iterator[EvalExample]]
-
-
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.exists():
-        raise InputError(f"data file not found: {path}; check --data-dir")
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{n}: each line must be a JSON object")
-            yield row
-
-
-def _read_json_or_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """A JSON list, or JSON Lines (HaluEval's ``.json`` files are JSON Lines)."""
-    if not path.exists():
-        raise InputError(f"data file not found: {path}; check --data-dir")
-    with path.open(encoding="utf-8") as fh:
-        head = fh.read(1)
-        while head and head.isspace():
-            head = fh.read(1)
-    if head == "[":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for row in data:
-            if isinstance(row, dict):
-                yield row
-        return
-    yield from _read_jsonl(path)
-
-
-def _need(row: dict[str, Any], key: str, where: str) -> str:
-    value = row.get(key)
-    if not isinstance(value, str):
-        raise InputError(f"{where}: field {key!r} must be a string")
-    return value
+# The helpers' old private names, used by the loaders below.
+_read_jsonl = read_jsonl
+_read_json_or_jsonl = read_json_or_jsonl
+_need = need
 
 
 def load_halueval_qa(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
@@ -283,8 +232,6 @@ def load_jsonl(path: Path, split: str | None) -> Iterator[EvalExample]:
 
 
 def _loaders() -> dict[str, Loader]:
-    from guardrail.evaluation import summaries
-
     return {
         "halueval-qa": load_halueval_qa,
         "wice": load_wice,

@@ -27,7 +27,7 @@ from typing import Any
 from guardrail.config import HallucinationConfig
 from guardrail.errors import GuardrailError
 from guardrail.evaluation.conditions import Condition, condition_config
-from guardrail.evaluation.datasets import EvalExample
+from guardrail.evaluation.examples import EvalExample
 from guardrail.evaluation.results import (
     ClaimScore,
     ConditionMetrics,

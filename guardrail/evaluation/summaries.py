@@ -1,6 +1,6 @@
 """Loaders of the summary-faithfulness sets: SummEdits, XSumFaith, FRANK and QAGS.
 
-Each yields :class:`~guardrail.evaluation.datasets.EvalExample` with the source document as
+Each yields :class:`~guardrail.evaluation.examples.EvalExample` with the source document as
 the single passage and the summary as the response (label 1 = unfaithful). The query is empty:
 these sets have none, so the retrieval score of an example is the summary–document cosine.
 """
@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.errors import InputError
-from guardrail.evaluation.datasets import (
+from guardrail.evaluation.examples import (
     FAITHFUL,
     HALLUCINATED,
     EvalExample,
-    _need,
-    _read_json_or_jsonl,
-    _read_jsonl,
 )
+from guardrail.evaluation.examples import need as _need
+from guardrail.evaluation.examples import read_json_or_jsonl as _read_json_or_jsonl
+from guardrail.evaluation.examples import read_jsonl as _read_jsonl
 
 
 def load_summedits(data_dir: Path, split: str | None) -> Iterator[EvalExample]:

@@ -1,12 +1,19 @@
 """The stage contract and the state that flows through the pipeline.
 
-A stage reads a :class:`PipelineState` and returns the fields it fills in, as a dict; the
-pipeline merges them into a *new* state. Stages keep no per-call state on ``self``: what they
-hold is configuration and the shared, lazily loaded :class:`Resources`, so one instance is safe
-under ``batch`` / ``abatch`` and threads.
+A stage reads a :class:`PipelineState` and returns a :class:`StageUpdate` (or a dict of its
+fields, validated into one): the fields it fills in. The pipeline merges them into a *new*
+state; a misspelled field or a wrong type fails the stage with the reason, never silently.
+Stages keep no per-call state on ``self``: what they hold is configuration and the shared,
+lazily loaded :class:`Resources`, so one instance is safe under ``batch`` / ``abatch`` and
+threads.
+
+The response's language and its spaCy parse are computed once per call, in
+``Guardrail.prepare``, and shared as ``state.language`` and ``state.doc``.
 
 To add a stage: subclass :class:`Stage`, set ``name``, implement :meth:`Stage.run` and, if the
-stage does not always apply, :meth:`Stage.skip_reason`.
+stage does not always apply, :meth:`Stage.skip_reason`; pass it to
+``Guardrail(stages=[*default_stages(), MyStage])``. It runs as its own child run
+``guardrail.<name>``.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.config import GuardrailConfig
+from guardrail.errors import ConfigError
 from guardrail.inputs import GuardInput
 from guardrail.report import (
     Claim,
@@ -35,36 +44,107 @@ from guardrail.report import (
 T = TypeVar("T")
 
 
-class PipelineState(BaseModel):
-    """The input and everything the stages have produced so far."""
+class StageUpdate(BaseModel):
+    """The fields a stage fills in; unknown fields are errors, types are checked."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    input: GuardInput
     language: str | None = None
+    """The response's language (detected once in ``prepare``)."""
     coherence: CoherenceResult | None = None
     claims: list[Claim] | None = None
     extracted_claims: list[ExtractedClaim] | None = None
     factual: FactualValidationResult | None = None
     flags: list[HallucinationFlag] | None = None
     verdict: Verdict | None = None
-    corrections: list[Correction] = Field(default_factory=list)
+    corrections: list[Correction] | None = None
     corrected: str | None = None
     annotated: str | None = None
+    new_entities: list[NewEntity] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields the stage set (for ``model_copy(update=...)``), as objects."""
+        return {k: getattr(self, k) for k in self.model_fields_set}
+
+
+class PipelineState(StageUpdate):
+    """The input and everything the stages have produced so far."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    input: GuardInput
+    doc: Any = None
+    """The spaCy ``Doc`` of the response, parsed once in ``prepare`` (``None`` when spaCy is
+    not installed or the response is not English)."""
+    corrections: list[Correction] = Field(default_factory=list)
     new_entities: list[NewEntity] = Field(default_factory=list)
     stages: list[StageRecord] = Field(default_factory=list)
+
+
+def _needs(obj: Any, what: str, *methods: str) -> None:
+    if isinstance(obj, str | bytes | bytearray):
+        raise ConfigError(
+            f"backends.{what} must be a model object, not the name {obj!r}; "
+            f"to load a model by name set it in the config (models.{what})"
+        )
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    if missing:
+        raise ConfigError(
+            f"backends.{what} must be an object with {', '.join(m + '()' for m in methods)}; "
+            f"got {type(obj).__name__} (missing {', '.join(missing)})"
+        )
+
+
+@dataclass(frozen=True)
+class Backends:
+    """Models passed in instead of loaded from the config; each is checked when given.
+
+    Example::
+
+        Guardrail(backends=Backends(verifier=my_verifier, embedder=my_sentence_transformer))
+    """
+
+    verifier: Any = None
+    """An NLI verifier: ``predict(pairs) -> list[NLIPrediction]`` and ``covers(language)``
+    (see :class:`guardrail.verifiers.base.Verifier`)."""
+    embedder: Any = None
+    """A sentence embedder with ``encode(texts, normalize_embeddings=..., ...)``."""
+    nlp: Any = None
+    """A spaCy ``Language`` (callable on a text, with ``pipe_names``)."""
+    claim_llm: Any = None
+    """A LangChain chat model (``invoke``) for ``hallucination.claim_source = "llm"``."""
+
+    def __post_init__(self) -> None:
+        if self.verifier is not None:
+            _needs(self.verifier, "verifier", "predict", "covers")
+        if self.embedder is not None:
+            _needs(self.embedder, "embedder", "encode")
+        if self.nlp is not None:
+            if not callable(self.nlp) or not hasattr(self.nlp, "pipe_names"):
+                raise ConfigError(
+                    f"backends.nlp must be a spaCy Language (callable, with pipe_names); "
+                    f"got {type(self.nlp).__name__}"
+                )
+        if self.claim_llm is not None:
+            _needs(self.claim_llm, "claim_llm", "invoke")
 
 
 class Resources:
     """Models and handles shared by the stages of one :class:`~guardrail.Guardrail`.
 
     Each resource is built at first use, once, under a lock; later calls return the same object.
+    Resources given as :class:`Backends` are used as they are.
     """
 
-    def __init__(self, config: GuardrailConfig) -> None:
+    def __init__(self, config: GuardrailConfig, backends: Backends | None = None) -> None:
         self.config = config
         self._lock = threading.Lock()
         self._cache: dict[str, Any] = {}
+        if backends is not None:
+            for key in ("verifier", "embedder", "nlp", "claim_llm"):
+                value = getattr(backends, key)
+                if value is not None:
+                    self._cache[key] = value
 
     def get(self, key: str, factory: Callable[[], T]) -> T:
         """Return the resource ``key``, building it with ``factory`` the first time."""
@@ -101,13 +181,45 @@ class Resources:
 
         return self.get("verifier", lambda: load_verifier(self.config.models.verifier))
 
+    def nlp(self) -> Any:
+        """The spaCy pipeline of the config (raises a ``GuardrailError`` when unavailable)."""
+        from guardrail.nlp import load_spacy
+
+        return self.get("nlp", lambda: load_spacy(self.config.models.spacy_model))
+
+    def claim_llm(self) -> Any:
+        """The chat model for LLM claim decomposition (a ``ConfigError`` when none was given)."""
+
+        def missing() -> Any:
+            raise ConfigError(
+                "hallucination.claim_source='llm' needs a chat model: "
+                "Guardrail(backends=Backends(claim_llm=chat_model))"
+            )
+
+        return self.get("claim_llm", missing)
+
+
+class SharedParse:
+    """A spaCy pipeline that hands back the call's shared parse for the response text, so no
+    stage parses the response again; other texts are parsed as usual."""
+
+    def __init__(self, nlp: Any, doc: Any) -> None:
+        self._nlp = nlp
+        self._doc = doc
+
+    def __call__(self, text: str) -> Any:
+        if self._doc is not None and text == self._doc.text:
+            return self._doc
+        return self._nlp(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._nlp, name)
+
 
 class Stage(ABC):
     """One step of the pipeline. Subclasses set ``name`` and implement ``run``."""
 
     name: ClassVar[str]
-    checks_answer: ClassVar[bool] = True
-    """Whether this stage is a check; under fail-closed a failed check blocks ``accept``."""
 
     def __init__(self, config: GuardrailConfig, resources: Resources) -> None:
         self.config = config
@@ -117,6 +229,10 @@ class Stage(ABC):
         """Why this stage does not apply to ``state`` (``None`` = run it)."""
         return None
 
+    def nlp(self, state: PipelineState) -> SharedParse:
+        """The spaCy pipeline, returning ``state.doc`` for the response (parsed once per call)."""
+        return SharedParse(self.resources.nlp(), state.doc)
+
     @abstractmethod
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def run(self, state: PipelineState) -> StageUpdate | dict[str, Any]:
         """Compute this stage's results; return the ``PipelineState`` fields to set."""

@@ -8,18 +8,13 @@ its detected language; later stages score them.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from guardrail.errors import ConfigError
 from guardrail.hallucination.claims import sentence_claims
 from guardrail.report import Claim
-from guardrail.stages.base import PipelineState, Stage
+from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.text.language import dialogue_context, response_language
 
 logger = logging.getLogger(__name__)
-
-CLAIM_LLM = "claim_llm"
-"""Resource key of the LangChain chat model used for LLM claim decomposition."""
 
 
 def build_claims(stage: Stage, response: str, query: str, language: str | None) -> list[Claim]:
@@ -28,13 +23,7 @@ def build_claims(stage: Stage, response: str, query: str, language: str | None) 
     if config.claim_source == "llm":
         from guardrail.hallucination.decompose import decompose_claims
 
-        def missing() -> Any:
-            raise ConfigError(
-                "hallucination.claim_source='llm' needs a chat model: "
-                "guardrail.resources.set('claim_llm', chat_model)"
-            )
-
-        llm = stage.resources.get(CLAIM_LLM, missing)
+        llm = stage.resources.claim_llm()
         return decompose_claims(response, llm, config, query=query, response_language=language)
     return sentence_claims(response, config, language)
 
@@ -43,12 +32,13 @@ class ClaimsStage(Stage):
     """Splits the response into claims and detects its language."""
 
     name = "claims"
-    checks_answer = False
 
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def run(self, state: PipelineState) -> StageUpdate:
         response = state.input.response
-        context = dialogue_context([t.text for t in state.input.dialogue.turns])
-        language = state.language or response_language(response, state.input.query, context)
+        language = state.language
+        if language is None:  # a state built without prepare()
+            context = dialogue_context([t.text for t in state.input.dialogue.turns])
+            language = response_language(response, state.input.query, context)
         claims = build_claims(self, response, state.input.query, language)
         logger.debug("%d claims, language %s", len(claims), language)
-        return {"claims": claims, "language": language}
+        return StageUpdate(claims=claims, language=language)

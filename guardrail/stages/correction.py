@@ -8,10 +8,9 @@ Sets ``state.corrections``, ``state.corrected``, ``state.annotated`` and
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from guardrail.report import Correction, CorrectionType
-from guardrail.stages.base import PipelineState, Stage
+from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
 
@@ -20,7 +19,6 @@ class CorrectionStage(Stage):
     """Corrects, annotates and lists new entities; not itself a check."""
 
     name = "correction"
-    checks_answer = False
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
         from guardrail.correction import vocabulary_of
@@ -90,13 +88,11 @@ class CorrectionStage(Stage):
             out[k] = out[k].model_copy(update={"verified": ok, "claim_index": index})
         return out
 
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.correction import ResponseCorrector, count_by_type, load_speller
-        from guardrail.nlp import load_spacy
 
         cfg = self.config.correction
-        spacy_name = self.config.models.spacy_model
-        nlp = self.resources.get(f"spacy:{spacy_name}", lambda: load_spacy(spacy_name))
+        nlp = self.nlp(state)
         speller = (
             self.resources.get("spellchecker", load_speller)
             if cfg.auto_correct and cfg.spelling
@@ -111,9 +107,9 @@ class CorrectionStage(Stage):
         )
         logger.debug("corrections: %s", count_by_type(outcome.corrections))
         corrections = self._recheck(state, outcome.corrections)
-        return {
-            "corrections": corrections,
-            "corrected": outcome.corrected,
-            "annotated": outcome.annotated,
-            "new_entities": outcome.new_entities,
-        }
+        return StageUpdate(
+            corrections=corrections,
+            corrected=outcome.corrected,
+            annotated=outcome.annotated,
+            new_entities=outcome.new_entities,
+        )

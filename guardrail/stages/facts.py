@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from guardrail.errors import GuardrailError
-from guardrail.stages.base import PipelineState, Stage
+from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class FactValidationStage(Stage):
             )
             return None
 
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.facts import (
             ClaimAnalyzer,
             EntityResolver,
@@ -48,14 +48,12 @@ class FactValidationStage(Stage):
             PredicateMapper,
         )
         from guardrail.knowledge import open_knowledge_base
-        from guardrail.nlp import load_spacy
 
         cfg = self.config.facts
         source = state.input.knowledge_base
         kb = open_knowledge_base(source) if source is not None else None
-        spacy_name = self.config.models.spacy_model
         analyzer = ClaimAnalyzer(
-            lambda: self.resources.get(f"spacy:{spacy_name}", lambda: load_spacy(spacy_name)),
+            lambda: self.nlp(state),
             EntityResolver(kb, state.input.dialogue.entities),
             PredicateMapper(self.resources.embedder, threshold=cfg.predicate_similarity),
         )
@@ -69,4 +67,4 @@ class FactValidationStage(Stage):
         validation = FactValidator(analyzer, history, cfg.edit_distance_ratio).validate(
             state.input.response, state.input.dialogue, cfg.history_max_turns
         )
-        return {"extracted_claims": validation.extracted, "factual": validation.result}
+        return StageUpdate(extracted_claims=validation.extracted, factual=validation.result)

@@ -85,9 +85,9 @@ def test_seed004_stages(kb_kind: str, kb_sqlite: Path, history: dict[str, Any]) 
     )
     facts = FactValidationStage(config, resources)
     assert facts.skip_reason(state) is None
-    state = state.model_copy(update=facts.run(state))
+    state = state.model_copy(update=facts.run(state).fields())
     _check_factual(state.factual)
-    state = state.model_copy(update=CorrectionStage(config, resources).run(state))
+    state = state.model_copy(update=CorrectionStage(config, resources).run(state).fields())
     assert state.corrected == CORRECTED
     factual_fixes = [c for c in state.corrections if c.type is CorrectionType.FACTUAL]
     assert [(c.original, c.replacement) for c in factual_fixes] == [

@@ -136,10 +136,10 @@ def _state() -> PipelineState:
 
 def test_stage_failures_are_recorded_not_raised() -> None:
     cfg = GuardrailConfig()
-    state = _StageStep("boom", _Boom(cfg, None), cfg)(_state())  # type: ignore[arg-type]
+    state = _StageStep(_Boom(cfg, None), cfg)(_state())  # type: ignore[arg-type]
     [record] = state.stages
     assert record.status is StageStatus.FAILED and "model exploded" in (record.reason or "")
-    state = _StageStep("skips", _Skips(cfg, None), cfg)(state)  # type: ignore[arg-type]
+    state = _StageStep(_Skips(cfg, None), cfg)(state)  # type: ignore[arg-type]
     assert state.stages[-1].status is StageStatus.SKIPPED
     assert state.stages[-1].reason == "no knowledge base given"
 

@@ -64,5 +64,5 @@ def test_claims_stage_uses_the_injected_chat_model() -> None:
         stage.run(state)
     resources.set("claim_llm", fake_llm([{"text": "Ada Lovelace was born in 1815."}]))
     out = stage.run(state)
-    assert [c.text for c in out["claims"]] == ["Ada Lovelace was born in 1815."]
-    assert out["language"] == "en"
+    assert [c.text for c in out.claims or []] == ["Ada Lovelace was born in 1815."]
+    assert out.language == "en"

@@ -11,6 +11,7 @@ import guardrail
 
 EXPECTED_ALL = [
     "Action",
+    "Backends",
     "ConfigError",
     "DialogueState",
     "DialogueTurn",
@@ -28,8 +29,12 @@ EXPECTED_ALL = [
     "MissingDependencyError",
     "ModelLoadError",
     "Passage",
+    "PipelineState",
+    "Stage",
+    "StageUpdate",
     "VerdictLabel",
     "VerifierError",
+    "default_stages",
 ]
 
 

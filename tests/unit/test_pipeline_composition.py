@@ -1,0 +1,137 @@
+"""Stages and backends passed in, typed stage updates, and a config that rejects typos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import FakeListChatModel
+
+from guardrail import (
+    Backends,
+    ConfigError,
+    Guardrail,
+    GuardrailConfig,
+    PipelineState,
+    Stage,
+    StageUpdate,
+    default_stages,
+)
+from guardrail.report import CoherenceResult, StageStatus
+
+
+class Names(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self.names.append(kwargs.get("name") or (serialized or {}).get("name", ""))
+
+
+class PolitenessStage(Stage):
+    """A user's own check: a rude answer gets a low coherence score."""
+
+    name = "politeness"
+
+    def run(self, state: PipelineState) -> StageUpdate:
+        rude = "stupid" in state.input.response.lower()
+        return StageUpdate(coherence=CoherenceResult(score=0.1 if rude else 1.0))
+
+
+class TypoStage(Stage):
+    name = "typo"
+
+    def run(self, state: PipelineState) -> dict[str, Any]:
+        return {"flagz": []}
+
+
+class WrongTypeStage(Stage):
+    name = "wrong_type"
+
+    def run(self, state: PipelineState) -> dict[str, Any]:
+        return {"claims": "not a list"}
+
+
+INPUT = {"query": "Hi?", "response": "That is a stupid question.", "passages": []}
+
+
+def test_default_stages_are_the_five_builtins_in_order() -> None:
+    assert [s.name for s in default_stages()] == [
+        "coherence",
+        "claims",
+        "fact_validation",
+        "hallucination",
+        "correction",
+    ]
+
+
+def test_a_custom_stage_runs_as_its_own_child_run() -> None:
+    guard = Guardrail(stages=[PolitenessStage])
+    names = Names()
+    report = guard.invoke(INPUT, config={"callbacks": [names]})
+    assert "guardrail.politeness" in names.names
+    assert names.names.index("guardrail.politeness") < names.names.index("guardrail.recommendation")
+    [record] = report.stages
+    assert record.name == "politeness" and record.status is StageStatus.RAN
+    assert report.coherence is not None and report.coherence.score == 0.1
+
+
+def test_stages_can_be_added_to_the_defaults() -> None:
+    guard = Guardrail(stages=[*default_stages(), PolitenessStage])
+    assert [s.name for s in guard.stages][-1] == "politeness"
+    with pytest.raises(ConfigError, match="unique"):
+        Guardrail(stages=[PolitenessStage, PolitenessStage])
+    with pytest.raises(ConfigError, match="Stage subclasses"):
+        Guardrail(stages=[object])  # type: ignore[list-item]
+
+
+def test_a_misspelled_or_mistyped_update_fails_the_stage_with_the_reason() -> None:
+    report = Guardrail(stages=[TypoStage, WrongTypeStage]).invoke(INPUT)
+    typo, wrong = report.stages
+    assert typo.status is StageStatus.FAILED and "flagz" in (typo.reason or "")
+    assert wrong.status is StageStatus.FAILED and "claims" in (wrong.reason or "")
+    assert report.action.value == "human_review"  # fail-closed
+
+
+def test_wrong_backends_are_config_errors_at_construction() -> None:
+    chat = FakeListChatModel(responses=["ok"])
+    with pytest.raises(ConfigError, match=r"backends.verifier .*predict\(\)"):
+        Guardrail(verifier=chat)
+    with pytest.raises(ConfigError, match=r"backends\.embedder"):
+        Backends(embedder="all-MiniLM-L6-v2")
+    with pytest.raises(ConfigError, match="spaCy Language"):
+        Backends(nlp=lambda text: text)
+    with pytest.raises(ConfigError, match=r"guardrail\.Backends"):
+        Guardrail(backends={"verifier": None})  # type: ignore[arg-type]
+    assert Backends(claim_llm=chat).claim_llm is chat
+    with pytest.raises(Exception):  # noqa: B017 - frozen
+        Backends().verifier = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"hallucination": {"polcy": "ratio"}}, "polcy"),
+        ({"disabled_stages": ["coherance"]}, "coherance"),
+        ({"thresholds": {"acept": 0.9}}, "acept"),
+        ({"decision": {"strong": 0.9}}, "strong"),
+        ({"retrieval_score": "bm25"}, "retrieval_score"),
+    ],
+)
+def test_config_typos_are_rejected_with_the_field_name(data: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        GuardrailConfig.load(data)
+
+
+def test_config_is_immutable_after_load() -> None:
+    cfg = GuardrailConfig.load(None)
+    with pytest.raises(Exception):  # noqa: B017 - pydantic frozen instance
+        cfg.hallucination.policy = "ratio"  # type: ignore[misc]
+
+
+def test_disabling_claims_checks_the_response_as_one_claim() -> None:
+    guard = Guardrail({"disabled_stages": ["claims"]})
+    stage = next(s for s in guard.stages if s.name == "hallucination")
+    assert stage.config.hallucination.decompose_claims is False
+    assert guard.config.hallucination.decompose_claims is True
