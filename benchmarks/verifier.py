@@ -2,23 +2,30 @@
 
 Usage::
 
-    HF_HUB_OFFLINE=1 python benchmarks/verifier.py                      # the bundled model
+    HF_HUB_OFFLINE=1 python benchmarks/verifier.py --limit 2000        # the bundled model
     python benchmarks/verifier.py --model /tmp/export --limit 200 --out bench.json
 
-Accuracy (data from ../shared/data, evaluation only — nothing here is trained on):
+Accuracy (data from ../shared/data, evaluation only — nothing here is trained on; loaders and
+dev splits in ``verifier_data.py``):
 
-- SNLI test (nli-eval/, ``snli_dev_test_esnli`` split ``test``), ANLI test (nli-eval/ R1–R3) and
-  ANLI dev (anli_dev/ R1–R3 CSVs): 3-way accuracy, argmax.
-- HaluEval-QA (halueval/ one-turn QA file: knowledge → premise, "question answer" →
-  hypothesis, the right and the hallucinated answer of each item), WiCE (claim vs cited page;
-  supported vs partially/not supported), Factcheck-GPT (subtask 3 claim vs evidence snippet;
-  completely-support vs partially-support/refute; "irrelevant" rows left out), SummEdits
-  (8 domains; doc vs summary): response-level balanced accuracy, two ways —
-  ``argmax``: supported iff entailment is the most probable label; ``tuned``: threshold on
-  p(entailment) chosen on an explicit dev part (WiCE dev.jsonl; SummEdits ``evaluation``
-  split; for HaluEval and Factcheck-GPT a stable 30 % hash split), reported on the rest.
-  Long premises are scored in windows of sentences that fit the model (max over windows).
+- SNLI test, ANLI test (nli-eval/) and ANLI dev (anli_dev/): 3-way accuracy, argmax.
+- Binary "is the response supported by the evidence" sets: HaluEval-QA, WiCE, Factcheck-GPT,
+  SummEdits, FRANK (XSum part), QAGS, XSumFaith, DialFact (300-row sample), FaithDial (BEGIN
+  audit labels). Long premises are scored in windows of sentences that fit the model (max
+  p(entailment) over at most 8 windows). Each set has a dev part (named in ``DEV_SPLITS``)
+  and a test part; only test numbers are reported:
+
+  - FIXED threshold: ONE threshold on p(entailment) for every dataset, chosen once per model
+    on the pooled dev parts of all the binary sets above (best mean dev balanced accuracy);
+    this is the honest number and the one the ship decision uses;
+  - per-dataset TUNED threshold: chosen on that dataset's own dev part (an upper bound);
+  - AUROC (threshold-free) and ``argmax`` (entailment is the most probable label).
+
   Splits differ from LLM-AggreFact's; compare with care.
+
+The previously shipped model's results (``verifier_previous.json``, same benchmark and limit)
+are printed beside the new ones; ``ship score`` is the fixed-threshold mean over WiCE,
+Factcheck-GPT, HaluEval-QA and SummEdits.
 
 Throughput: batches of 16 pairs of 128 tokens each (the worst case of "up to 128"),
 pairs/s and p50 / p95 latency per batch, ONNX Runtime (the model's folder) beside the same
@@ -28,12 +35,8 @@ model un-quantised in torch (``--torch-model``, default the export's recorded so
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
-import hashlib
 import json
 import logging
-import re
 import statistics
 import sys
 import time
@@ -45,92 +48,13 @@ import numpy as np
 
 from guardrail.verifiers import Verifier, load_verifier
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-Item = tuple[list[str], str, int]  # premise sentences, hypothesis, label (1 = supported)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verifier_data import DATA, DEV_SPLITS, Item, binary_sets, three_way_sets
 
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def _dev(key: str, fraction: float = 0.3) -> bool:
-    return int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 16**8 < fraction
-
-
-def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?。！？])\s+", text) if s.strip()] or [text]
-
-
-def three_way_sets(limit: int) -> dict[str, list[tuple[str, str, str]]]:
-    rows = _jsonl(DATA / "nli-eval" / "pairs.jsonl.gz")
-    snli = [r for r in rows if r["dataset"] == "snli_dev_test_esnli" and r["split"] == "test"]
-    anli = [r for r in rows if r["dataset"] == "anli_test"]
-    sets = {
-        "snli_test": [(r["premise"], r["hypothesis"], r["label"]) for r in snli],
-        "anli_test": [(r["premise"], r["hypothesis"], r["label"]) for r in anli],
-    }
-    names = {"e": "entailment", "n": "neutral", "c": "contradiction"}
-    anli_dev: list[tuple[str, str, str]] = []
-    for r in (1, 2, 3):
-        path = (
-            DATA / "anli_dev" / "anlizinganli" / "anli_annot_v0.2" / f"ANLI_analysis_r{r}_dev.csv"
-        )
-        with path.open(encoding="utf-8") as handle:
-            anli_dev += [
-                (x["context"], x["statement"], names[x["gold_label"]])
-                for x in csv.DictReader(handle)
-            ]
-    sets["anli_dev"] = anli_dev
-    return {k: _spread(v, limit) for k, v in sets.items()}
-
-
-def _spread(items: list[Any], limit: int) -> list[Any]:
-    """An evenly spaced subset of ``limit`` items (0 = all), so every split/label shows up."""
-    if not limit or len(items) <= limit:
-        return items
-    step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
-
-
-def binary_sets(limit: int) -> dict[str, tuple[list[Item], list[Item]]]:
-    """name → (dev items, test items)."""
-    out: dict[str, tuple[list[Item], list[Item]]] = {}
-    qa = _jsonl(DATA / "halueval" / "generation" / "qa" / "qa_one-turn_data.json")
-    dev, test = [], []
-    for r in qa:
-        for answer, label in ((r["right_answer"], 1), (r["hallucinated_answer"], 0)):
-            item = (_sentences(r["knowledge"]), f"{r['question']} {answer}", label)
-            (dev if _dev(r["question"]) else test).append(item)
-    out["halueval_qa"] = (dev, test)
-
-    wice = DATA / "wice" / "data" / "entailment_retrieval" / "claim"
-
-    def wice_items(name: str) -> list[Item]:
-        return [
-            (r["evidence"], r["claim"], int(r["label"] == "supported"))
-            for r in _jsonl(wice / f"{name}.jsonl")
-        ]
-
-    out["wice"] = (wice_items("dev"), wice_items("test"))
-
-    fc = _jsonl(DATA / "factcheck_gpt" / "subtasks" / "subtask3_claim_evidence_stance.jsonl")
-    dev, test = [], []
-    for r in fc:
-        if r["stance"] == "irrelevant":
-            continue
-        item = (_sentences(r["evidence"]), r["claim"], int(r["stance"] == "completely-support"))
-        (dev if _dev(r["claim"]) else test).append(item)
-    out["factcheck_gpt"] = (dev, test)
-
-    dev, test = [], []
-    for path in sorted((DATA / "summedits" / "data" / "summedits").glob("summedits_*.json")):
-        for r in json.loads(path.read_text(encoding="utf-8")):
-            item = (_sentences(r["doc"]), r["summary"], int(r["label"]))
-            (dev if r["split"] == "evaluation" else test).append(item)
-    out["summedits"] = (dev, test)
-    return {k: (_spread(d, limit), _spread(t, limit)) for k, (d, t) in out.items()}
+PREVIOUS = Path(__file__).resolve().parent / "verifier_previous.json"
+"""Results of the previously shipped model (same benchmark, same limit), shown beside."""
+SHIP_SETS = ("wice", "factcheck_gpt", "halueval_qa", "summedits")
+"""The fixed-threshold average over these decides whether a new model ships (SNLI not worse)."""
 
 
 def windowed_entailment(
@@ -182,29 +106,81 @@ def best_threshold(labels: np.ndarray, scores: np.ndarray) -> float:
     )
 
 
-def run_accuracy(verifier: Verifier, limit: int) -> dict[str, Any]:
+def auroc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """Area under the ROC curve (Mann–Whitney, ties counted half), in percent."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
+    ranks = np.empty(len(order))
+    values = np.concatenate([pos, neg])[order]
+    ranks[order] = np.arange(1, len(order) + 1)
+    for v in np.unique(values):  # average ranks over ties
+        tied = np.concatenate([pos, neg]) == v
+        ranks[tied] = ranks[tied].mean()
+    u = ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2
+    return 100 * float(u / (len(pos) * len(neg)))
+
+
+def fixed_threshold(dev: dict[str, tuple[np.ndarray, np.ndarray]]) -> float:
+    """One threshold for every dataset: the best mean dev balanced accuracy over the dev splits
+    (each dataset weighs the same). Chosen on dev splits only, once per model."""
+    grid = np.round(np.arange(0.02, 0.99, 0.01), 2)
+
+    def mean_bacc(t: float) -> float:
+        return float(np.mean([balanced_accuracy(y, (p >= t).astype(int)) for y, p in dev.values()]))
+
+    return float(max(grid, key=mean_bacc))
+
+
+def run_accuracy(
+    verifier: Verifier, limit: int, only: set[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per-dataset results and the fixed threshold (value, the dev splits it was chosen on)."""
     results: dict[str, Any] = {}
     for name, rows in three_way_sets(limit).items():
+        if only and name not in only:
+            continue
         preds = verifier.predict([(p, h) for p, h, _ in rows])
         correct = sum(p.label == gold for p, (_, _, gold) in zip(preds, rows, strict=True))
         results[name] = {"accuracy_3way": round(100 * correct / len(rows), 2), "n": len(rows)}
         logging.info("%s done", name)
-    for name, (dev, test) in binary_sets(limit).items():
+    scored: dict[str, dict[str, np.ndarray]] = {}
+    for name, (dev, test) in binary_sets(limit, only).items():
         dev_scores, _ = windowed_entailment(verifier, dev)
         test_scores, argmax_pred = windowed_entailment(verifier, test)
-        test_labels = np.array([y for *_, y in test])
-        threshold = best_threshold(np.array([y for *_, y in dev]), dev_scores)
-        results[name] = {
-            "balanced_accuracy_tuned": round(
-                balanced_accuracy(test_labels, (test_scores >= threshold).astype(int)), 2
-            ),
-            "threshold": round(threshold, 4),
-            "balanced_accuracy_argmax": round(balanced_accuracy(test_labels, argmax_pred), 2),
-            "n_dev": len(dev),
-            "n_test": len(test),
+        scored[name] = {
+            "dev_y": np.array([y for *_, y in dev]),
+            "dev_p": dev_scores,
+            "test_y": np.array([y for *_, y in test]),
+            "test_p": test_scores,
+            "argmax": argmax_pred,
         }
         logging.info("%s done", name)
-    return results
+    threshold = fixed_threshold({n: (s["dev_y"], s["dev_p"]) for n, s in scored.items()})
+    for name, s in scored.items():
+        tuned = best_threshold(s["dev_y"], s["dev_p"])
+        y, p = s["test_y"], s["test_p"]
+        results[name] = {
+            "balanced_accuracy_fixed": round(balanced_accuracy(y, (p >= threshold).astype(int)), 2),
+            "balanced_accuracy_tuned": round(balanced_accuracy(y, (p >= tuned).astype(int)), 2),
+            "threshold_tuned": round(tuned, 4),
+            "balanced_accuracy_argmax": round(balanced_accuracy(y, s["argmax"]), 2),
+            "auroc": round(auroc(y, p), 2),
+            "n_dev": len(s["dev_y"]),
+            "n_test": len(y),
+            "dev_split": DEV_SPLITS[name],
+        }
+    fixed = {"value": threshold, "chosen_on_dev_splits": {n: DEV_SPLITS[n] for n in scored}}
+    return results, fixed
+
+
+def ship_score(accuracy: dict[str, Any]) -> float | None:
+    """Mean fixed-threshold balanced accuracy over ``SHIP_SETS`` (None if one is missing)."""
+    values = [accuracy.get(n, {}).get("balanced_accuracy_fixed") for n in SHIP_SETS]
+    if any(v is None for v in values):
+        return None
+    return round(float(np.mean(values)), 2)
 
 
 def _timed(fn: Callable[[], Any], repeats: int) -> list[float]:
@@ -259,7 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=30, help="timed batches per backend")
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--only", default=None, help="comma-separated dataset names (default: all)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
+    parser.add_argument(
+        "--previous",
+        default=str(PREVIOUS),
+        help="results JSON of the previously shipped model, shown beside (same limit)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not DATA.exists():
@@ -271,40 +254,96 @@ def main(argv: list[str] | None = None) -> int:
     verifier = load_verifier(str(model_dir), threads=args.threads)
     results: dict[str, Any] = {"model": str(model_dir), "limit": args.limit}
     if not args.skip_accuracy:
-        results["accuracy"] = run_accuracy(verifier, args.limit)
+        only = set(args.only.split(",")) if args.only else None
+        results["accuracy"], results["fixed_threshold"] = run_accuracy(verifier, args.limit, only)
+        results["ship_score"] = ship_score(results["accuracy"])
     torch_dir = Path(args.torch_model) if args.torch_model else None
     config_file = model_dir / "config.json"
     if torch_dir is None and config_file.exists():
         source = json.loads(config_file.read_text()).get("guardrail_export", {}).get("source")
         torch_dir = Path(source) if source else None
-    if (model_dir / "model.onnx").exists():
+    if (model_dir / "model.onnx").exists() and not args.skip_throughput:
         results["throughput"] = run_throughput(model_dir, torch_dir, args.threads, args.repeats)
-    print_table(results)
+    previous = _read_previous(args.previous)
+    print_table(results, previous)
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2))
     return 0
 
 
-def print_table(results: dict[str, Any]) -> None:
+def _read_previous(path: str | None) -> dict[str, Any]:
+    if not path or not Path(path).exists():
+        return {}
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def _cell(value: Any, width: int = 6) -> str:
+    return f"{value:{width}.1f}" if isinstance(value, int | float) else " " * (width - 1) + "-"
+
+
+def print_table(results: dict[str, Any], previous: dict[str, Any] | None = None) -> None:
+    previous = previous or {}
+    prev_acc = previous.get("accuracy", {})
+    prev_name = previous.get("version", "prev")
     print(f"\nverifier: {results['model']}  (limit {results['limit'] or 'none'})")
-    for name, row in results.get("accuracy", {}).items():
-        if "accuracy_3way" in row:
-            print(f"  {name:<15} 3-way accuracy      {row['accuracy_3way']:6.2f}   n={row['n']}")
-        else:
+    if previous:
+        print(
+            f"previous: {previous.get('model')} ({prev_name}, limit {previous.get('limit') or 'none'})"
+        )
+    fixed = results.get("fixed_threshold")
+    if fixed:
+        prev_t = previous.get("fixed_threshold", {}).get("value")
+        print(
+            f"fixed threshold on p(entailment): {fixed['value']:.2f}"
+            + (f" (previous {prev_t:.2f})" if prev_t is not None else "")
+            + ", chosen once on the dev splits of: "
+            + ", ".join(fixed["chosen_on_dev_splits"])
+        )
+    accuracy = results.get("accuracy", {})
+    three = {n: r for n, r in accuracy.items() if "accuracy_3way" in r}
+    if three:
+        print(f"\n  {'3-way accuracy':<16} {'new':>6} {prev_name:>6}      n")
+        for name, row in three.items():
+            old = prev_acc.get(name, {}).get("accuracy_3way")
+            print(f"  {name:<16} {_cell(row['accuracy_3way'])} {_cell(old)} {row['n']:6d}")
+    binary = {n: r for n, r in accuracy.items() if "balanced_accuracy_fixed" in r}
+    if binary:
+        print(
+            "\n  balanced accuracy (test part)   FIXED threshold |  per-dataset TUNED (dev) |"
+            "      AUROC    | argmax | n dev/test"
+        )
+        print(
+            f"  {'dataset':<30} {'new':>6} {prev_name:>6} |   {'new':>6} {prev_name:>6} (t)  | {'new':>6} {prev_name:>6} |  new   |"
+        )
+        for name, row in binary.items():
+            old = prev_acc.get(name, {})
             print(
-                f"  {name:<15} balanced acc. tuned {row['balanced_accuracy_tuned']:6.2f} (t={row['threshold']:.3f})"
-                f"   argmax {row['balanced_accuracy_argmax']:6.2f}   dev/test n={row['n_dev']}/{row['n_test']}"
+                f"  {name:<30} {_cell(row['balanced_accuracy_fixed'])} "
+                f"{_cell(old.get('balanced_accuracy_fixed'))} |   "
+                f"{_cell(row['balanced_accuracy_tuned'])} {_cell(old.get('balanced_accuracy_tuned'))}"
+                f" ({row['threshold_tuned']:.2f}) | {_cell(row['auroc'])} {_cell(old.get('auroc'))} |"
+                f" {_cell(row['balanced_accuracy_argmax'])} | {row['n_dev']}/{row['n_test']}"
             )
+        new_score, old_score = results.get("ship_score"), previous.get("ship_score")
+        print(
+            f"  {'ship score (fixed, mean of ' + '/'.join(SHIP_SETS) + ')':<30}\n"
+            f"  {'':<30} {_cell(new_score)} {_cell(old_score)}"
+        )
     tp = results.get("throughput")
     if tp:
         print(
-            f"  throughput: batches of {tp['batch']} pairs x {tp['tokens_per_pair']} tokens, {tp['threads']} threads"
+            f"\n  throughput: batches of {tp['batch']} pairs x {tp['tokens_per_pair']} tokens, {tp['threads']} threads"
         )
+        old_tp = previous.get("throughput", {})
         for name in ("onnx", "torch_fp32"):
             if name in tp:
                 r = tp[name]
+                old = old_tp.get(name, {}).get("pairs_per_second")
                 print(
-                    f"    {name:<11} {r['pairs_per_second']:7.1f} pairs/s   p50 {r['p50_ms']:6.1f} ms   p95 {r['p95_ms']:6.1f} ms"
+                    f"    {name:<11} {r['pairs_per_second']:7.1f} pairs/s   p50 {r['p50_ms']:6.1f} ms   "
+                    f"p95 {r['p95_ms']:6.1f} ms"
+                    + (f"   ({prev_name}: {old} pairs/s)" if old else "")
                 )
 
 

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SOURCES = "SOURCES.md"
 CHECK_PAIRS = 300
+DEV_EVAL_PAIRS = 3000
+"""Dev pairs scored at the end of a run (evenly spread over the dev split)."""
 
 
 def register(sub: Any) -> None:
@@ -105,6 +107,12 @@ def register(sub: Any) -> None:
         metavar="DATASET=W",
         help="sampling weight of a dataset (default 1.0 for sets without one); repeatable",
     )
+    train.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        help="keep the embeddings and the lowest N encoder layers fixed (cheaper continuation)",
+    )
     train.add_argument("--no-export", action="store_true", help="skip the ONNX export")
     train.set_defaults(func=run_train)
 
@@ -151,6 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
         exclude=[str(Path(p)) for p in args.exclude],
         extra_data=[str(Path(p)) for p in args.extra_data],
         init_from=args.init_from,
+        freeze_layers=args.freeze_layers,
     )
     for item in args.weight:
         name, _, value = item.partition("=")
@@ -190,6 +199,9 @@ def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -
     batches = bucketed_batches(order, approx_lengths(train), config.batch_size, 64, config.seed)
     steps = min(config.max_steps or len(batches), len(batches))
     mix = data_mix([p.dataset for p in train], np.concatenate(batches[:steps]))
+    if len(dev) > DEV_EVAL_PAIRS:  # an even spread keeps every dataset of the mix represented
+        step = len(dev) / DEV_EVAL_PAIRS
+        dev = [dev[int(i * step)] for i in range(DEV_EVAL_PAIRS)]
     scores = evaluate_dev(final, dev)
     (out / "dev_scores.json").write_text(json.dumps(scores, indent=2))
     print("dev scores: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))

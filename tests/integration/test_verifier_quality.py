@@ -86,5 +86,17 @@ def test_benchmark_runs(tmp_path: Path) -> None:
         "wice",
         "factcheck_gpt",
         "summedits",
+        "frank_xsum",
+        "qags",
+        "xsumfaith",
+        "dialfact",
+        "faithdial",
     }
+    fixed = results["fixed_threshold"]
+    assert 0 < fixed["value"] < 1 and set(fixed["chosen_on_dev_splits"]) == set(bench.DEV_SPLITS)
+    for name in bench.DEV_SPLITS:  # both threshold columns and AUROC, on the test part
+        row = results["accuracy"][name]
+        assert {"balanced_accuracy_fixed", "balanced_accuracy_tuned", "auroc"} <= set(row)
+        assert 0 <= row["balanced_accuracy_fixed"] <= 100
+    assert results["ship_score"] is not None
     assert results["throughput"]["onnx"]["pairs_per_second"] > 0

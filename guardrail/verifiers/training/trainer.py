@@ -53,6 +53,9 @@ class TrainConfig:
     checkpoint_every: int = 250
     freeze_word_embeddings: bool = True
     """Keep the word-embedding matrix fixed (a third of the weights; saves optimizer time)."""
+    freeze_layers: int = 0
+    """Keep the embeddings and the lowest N encoder layers fixed (a cheaper continuation:
+    no backward pass through them)."""
     max_length_cap: int = 160
     max_steps: int = 0
     """End the run (and the learning-rate decay) after this many steps; 0 = all sampled pairs.
@@ -194,6 +197,13 @@ class Trainer:
         model.train()
         if cfg.freeze_word_embeddings:
             model.get_input_embeddings().weight.requires_grad_(False)
+        if cfg.freeze_layers:
+            frozen = [
+                model.base_model.embeddings,
+                *model.base_model.encoder.layer[: cfg.freeze_layers],
+            ]
+            for module in frozen:
+                module.requires_grad_(False)
         trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
         groups = [
