@@ -22,7 +22,10 @@ autoencoder autoregressive inferencing reranker retriever chatbot chatbots llama
 dataloader checkpointing checkpoint overfit overfits underfit upsample downsample pretrain
 epoch epochs optimizer optimizers scikit keras jupyter docker dockerfile kubectl terraform
 ansible redis kafka mongodb mysql graphql grpc protobuf oauth saml ldap cron crontab bash zsh
-stdin stdout stderr
+stdin stdout stderr const endl cout printf println modulo
+app apps blog blogs vlog emoji emojis login logout signup username hashtag selfie podcast wifi
+webinar ebook inbox startup startups fintech smartphone vid vids pic pics prix matcha
+lorem ipsum
 """
 
 

@@ -44,6 +44,10 @@ COMMON_WORD_FREQUENCY = 4e-7
 one edit from a common word ("goverment") is read as a typo of it."""
 VERY_COMMON_WORD_FREQUENCY = 1e-3
 """Three-letter words are only corrected into words this frequent (the, and, you)."""
+FOREIGN_MIN_UNKNOWN = 3
+FOREIGN_SHARE = 0.4
+"""A sentence with at least 3 unknown words making up 40 % of its words is not corrected."""
+_CODE_LINE = re.compile(r"[{}]|;\s*$|<<|>>|==|!=|->|::|\w\(\w*\)|</?[a-z][a-z0-9]*[^<>]*>")
 _A_EXCEPTIONS = ("eu", "one", "once")
 
 SPELLING_PRIORITY = 1
@@ -55,35 +59,51 @@ def quoted_ranges(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in QUOTED_RE.finditer(text)]
 
 
-def _protected_token(tok: Any, quoted: list[tuple[int, int]], vocabulary: set[str]) -> bool:
-    text: str = tok.text
+def _protected_token(
+    tok: Any, text: str, quoted: list[tuple[int, int]], vocabulary: AbstractSet[str]
+) -> bool:
+    word: str = tok.text
     if tok.pos_ == "PROPN" or tok.ent_type_ or tok.like_num or tok.like_email or tok.like_url:
         return True
-    if any(ch.isdigit() for ch in text) or "'" in text or "’" in text:
+    if any(ch.isdigit() for ch in word) or "'" in word or "’" in word:
         return True
-    if not tok.is_alpha or len(text) < 3:
+    if not tok.is_alpha or len(word) < 3:
         return True
-    if text[0].isupper() and not (tok.is_sent_start and text[1:].islower()):
-        return True  # capitalised mid-sentence: a name the tagger missed; acronyms
-    if any(ch.isupper() for ch in text[1:]):
+    if word[0].isupper():
+        if not (tok.is_sent_start and word[1:].islower()):
+            return True  # capitalised mid-sentence: a name the tagger missed; acronyms
+        if tok.pos_ in ("NOUN", "X"):
+            return True  # "Udemy", "Carbone" opening a sentence: likely a name
+    if any(ch.isupper() for ch in word[1:]):
         return True  # camelCase, McDonald
     if tok.lower_ in vocabulary:
         return True
+    end = tok.idx + len(word)
+    if end < len(text) and text[end] in "'’":
+        return True  # elision: "lookin'"
+    prev = tok.doc[tok.i - 1].text if tok.i > 0 else ""
+    if len(prev) == 1 and prev.isalpha() and prev not in "AaI":
+        return True  # a split word: "L ifting" in an acrostic, "e mail"
     if any(s <= tok.idx < e for s, e in quoted):
         return True
-    return _in_code_chunk(tok.doc.text, tok.idx, tok.idx + len(text))
+    return _in_code_chunk(text, tok.idx, end)
 
 
 def _in_code_chunk(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is part of a code-like chunk between spaces ("ISO-8601",
-    "state-of-the-art", "snake_case", "v2.3.1", "a/b", "config.yaml")."""
+    "state-of-the-art", "snake_case", "v2.3.1", "a/b", "config.yaml") or of a line of code
+    ("cout << x << endl;")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    if len(_CODE_LINE.findall(line)) >= 2:
+        return True
     while start > 0 and not text[start - 1].isspace():
         start -= 1
     while end < len(text) and not text[end].isspace():
         end += 1
     chunk = text[start:end].strip(_EDGE_PUNCT)
-    word_only = chunk.isalpha()
-    return not word_only and bool(_CODE_CHARS.search(chunk))
+    return not chunk.isalpha() and bool(_CODE_CHARS.search(chunk))
 
 
 class _Lexicon:
@@ -102,30 +122,49 @@ class _Lexicon:
     def common(self, word: str) -> bool:
         return float(self.speller.word_usage_frequency(word)) >= COMMON_WORD_FREQUENCY
 
+    def misspelt(self, word: str) -> bool:
+        if self.known(word):
+            return False
+        return legitimate_form(word, self.known, self.common, self.trusted) is None
+
 
 def misspelt(word: str, speller: Any, vocabulary: AbstractSet[str] = frozenset()) -> bool:
     """Whether a lower-case word is unknown and no regional variant, derivation or compound."""
-    lexicon = _Lexicon(speller, vocabulary)
-    if lexicon.known(word):
-        return False
-    return legitimate_form(word, lexicon.known, lexicon.common, lexicon.trusted) is None
+    return _Lexicon(speller, vocabulary).misspelt(word)
+
+
+def _foreign_sentences(doc: Any, lexicon: _Lexicon) -> list[tuple[int, int]]:
+    """Character ranges of sentences that are mostly unknown words (another language, lorem
+    ipsum, jargon): their "typos" are not typos."""
+    out = []
+    for sent in doc.sents:
+        words = [t.lower_ for t in sent if t.is_alpha and len(t.text) >= 3]
+        unknown = sum(not lexicon.known(w) for w in words)
+        if unknown >= FOREIGN_MIN_UNKNOWN and unknown >= FOREIGN_SHARE * len(words):
+            out.append((sent.start_char, sent.end_char))
+    return out
 
 
 def spelling_corrections(
     doc: Any, speller: Any, vocabulary: set[str], max_distance: int = 2
 ) -> list[Edit]:
     """Misspelled words of a parsed text as edits (``tag`` = the :class:`Correction`)."""
-    quoted = quoted_ranges(doc.text)
-    candidates = [t for t in doc if not _protected_token(t, quoted, vocabulary)]
-    unknown = speller.unknown([t.lower_ for t in candidates])
+    text: str = doc.text
+    quoted = quoted_ranges(text)
     lexicon = _Lexicon(speller, vocabulary)
+    candidates = [t for t in doc if not _protected_token(t, text, quoted, vocabulary)]
+    candidates = [t for t in candidates if lexicon.misspelt(t.lower_)]
+    if not candidates:
+        return []
+    foreign = _foreign_sentences(doc, lexicon)
     edits: list[Edit] = []
     for tok in candidates:
+        if any(s <= tok.idx < e for s, e in foreign):
+            continue
         word = tok.lower_
-        if word not in unknown or lexicon.trusted(word):
-            continue
-        if legitimate_form(word, lexicon.known, lexicon.common, lexicon.trusted) is not None:
-            continue
+        prev = doc[tok.i - 1].lower_ if tok.i > 0 else ""
+        if prev in ("a", "i") and lexicon.known(prev + word):
+            continue  # a split word: "I nspiring"
         limit = min(max_distance, 1 if len(word) < 8 else 2)
         picked = _best_candidate(speller, word, limit)
         if picked is None:
@@ -146,6 +185,25 @@ def spelling_corrections(
     return edits
 
 
+def _nearby_words(speller: Any, word: str, max_distance: int) -> list[tuple[int, str]]:
+    """Known words within ``max_distance`` edits (transpositions cost 1), with the distance.
+
+    One pass of rapidfuzz over the speller's dictionary (milliseconds); pyspellchecker's own
+    distance-2 candidate search takes seconds per word.
+    """
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    dictionary = getattr(getattr(speller, "word_frequency", None), "dictionary", None)
+    if dictionary is None:
+        found = [(OSA.distance(word, c), c) for c in speller.candidates(word) or ()]
+        return [(d, c) for d, c in found if 0 < d <= max_distance]
+    hits = process.extract(
+        word, dictionary.keys(), scorer=OSA.distance, score_cutoff=max_distance, limit=None
+    )
+    return [(int(d), c) for c, d, _ in hits if 0 < d]
+
+
 def _best_candidate(speller: Any, word: str, max_distance: int) -> tuple[str, int] | None:
     """The closest known word; ties go to the same first letter, then to frequency.
 
@@ -153,15 +211,10 @@ def _best_candidate(speller: Any, word: str, max_distance: int) -> tuple[str, in
     equally plausible words), since a wrong "fix" is worse than none. A three-letter word is
     only corrected by swapping two letters into a very common word ("teh" → "the").
     """
-    from rapidfuzz.distance import OSA
-
-    candidates = [c for c in speller.candidates(word) or () if c != word]
-    if not candidates:
+    scored = _nearby_words(speller, word, max_distance)
+    if not scored:
         return None
-    scored = [(OSA.distance(word, c), c) for c in candidates]  # transpositions cost 1
     nearest = min(d for d, _ in scored)
-    if nearest > max_distance:
-        return None
     tied = [c for d, c in scored if d == nearest]
     same_start = [c for c in tied if c[0] == word[0]]
     tied = same_start or tied

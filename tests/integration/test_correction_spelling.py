@@ -167,6 +167,12 @@ def test_typos_the_evidence_uses_are_kept(nlp: Any, speller: Any) -> None:
         "Set the flag in confg/settngs.yaml first.",
         "Email jonh@exampel.com for access.",
         "The WHO and NASA published the report.",
+        "Print it with cout << total << endl;",
+        '<p class="note">Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>',
+        "Es importante que utilice equipos de proteccion en todas las obras.",
+        "L ifting us up, I nspiring us to love.",
+        "We kept lookin' for the keys all night.",
+        "Download the apps and share your vids.",
     ],
 )
 def test_names_codes_numbers_and_quotes_are_untouched(

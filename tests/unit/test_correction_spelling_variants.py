@@ -175,3 +175,25 @@ def test_a_far_suggestion_is_refused_for_short_words(speller: Any) -> None:
 
     # "logits" → "lots" is two edits away: too far for a six-letter word
     assert _best_candidate(speller, "logitz", 1) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "inside"),
+    [
+        ("Dates follow ISO-8601 here.", "ISO", True),
+        ("Use snake_case names.", "snake", True),
+        ("Upgrade to v2.3.1 now.", "v", True),
+        ("Open confg/settngs.yaml first.", "settngs", True),
+        ("A state-of-the-art method.", "state", True),
+        ("print(x)\ncout << total << endl;\nDone.", "endl", True),
+        ("<p>Some text here.</p>", "text", True),
+        ("The colour, the shape.", "colour", False),
+        ("It ended (finally).", "finally", False),
+        ("A word; another word.", "another", False),
+    ],
+)
+def test_code_like_chunks_and_lines(text: str, word: str, inside: bool) -> None:
+    from guardrail.correction.spelling import _in_code_chunk
+
+    start = text.index(word)
+    assert _in_code_chunk(text, start, start + len(word)) is inside
