@@ -90,7 +90,9 @@ def run_local(
                 collect(block=True)
     except BrokenProcessPool as exc:
         raise GuardrailError(
-            "an audit worker died or could not start (a model failed to load, or it ran out "
-            "of memory); run `guardrail check` once to see the error, then resume with --resume"
+            "an audit worker died or could not start (a model failed to load, it ran out of "
+            "memory, or a script called run_audit outside `if __name__ == '__main__':`, which "
+            "worker processes need); run `guardrail check` once to see a model error, then "
+            "resume with --resume"
         ) from exc
     return done

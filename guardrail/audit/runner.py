@@ -191,6 +191,9 @@ def _check(opts: AuditOptions, fmt: str, config: dict[str, Any], done: set[str],
 def run_audit(opts: AuditOptions) -> dict[str, Any]:
     """Audit every answer of ``opts.input`` into ``opts.out``; returns the summary.
 
+    The local engine starts worker processes (``spawn``): a script calling this must do so
+    under ``if __name__ == "__main__":``.
+
     Raises:
         InputError: the input is missing, or ``out`` holds another audit (see ``--resume``).
         ConfigError: bad options or guardrail config.
@@ -205,6 +208,10 @@ def run_audit(opts: AuditOptions) -> dict[str, Any]:
         raise InputError(f"audit input not found: {opts.input}")
     fmt = detect_format(opts.input) if opts.input_format == "auto" else opts.input_format
     config = GuardrailConfig.load(opts.config).model_dump(mode="json")
+    if "embedding_cache_size" in config.get("models", {}):
+        # Each answer's result must not depend on which answers its worker saw before (the
+        # engines and a resumed run share rows out differently): no cross-answer cache.
+        config["models"]["embedding_cache_size"] = 0
     config_text = json.dumps(config, sort_keys=True)
     manifest = {
         "input": str(opts.input.resolve()),
