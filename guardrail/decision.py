@@ -188,19 +188,31 @@ def consistent_verdict(verdict: Verdict, problems: Sequence[Problem]) -> Verdict
 
 
 def _problem_guidance(problems: Sequence[Problem]) -> list[str]:
+    """One instruction per problem claim (flags inside a claim are named as its details)."""
+    claim_kinds = {"unsupported", "contradicted"}
+    named = {p.claim_index for p in problems if p.kind in claim_kinds and p.claim_index is not None}
+    details: dict[int, list[str]] = {}
+    for p in problems:
+        if p.kind not in claim_kinds and p.claim_index in named and p.claim_index is not None:
+            details.setdefault(p.claim_index, []).append(f"'{p.text}': {p.kind.replace('_', ' ')}")
     items = []
     for p in problems:
-        if p.kind in ("unsupported", "unsupported_claim"):
+        if p.kind not in claim_kinds and p.claim_index in named:
+            continue
+        extra = details.get(p.claim_index, []) if p.claim_index is not None else []
+        why = f" ({'; '.join(extra)})" if extra else ""
+        if p.kind == "unsupported":
             items.append(
-                f"The evidence does not support '{p.text}': remove it or state only what the evidence says."
+                f"The evidence does not support '{p.text}'{why}: remove it or state only what "
+                "the evidence says."
             )
         elif p.kind in ("contradicted", "contradicts_fact", "temporal_error"):
-            items.append(f"The evidence contradicts '{p.text}': correct it from the evidence.")
+            items.append(f"The evidence contradicts '{p.text}'{why}: correct it from the evidence.")
         elif p.kind in ("kb_contradiction", "wrong_attribute"):
             items.append(f"'{p.text}' conflicts with the knowledge base: use the recorded value.")
         else:
             items.append(f"Fix or remove '{p.text}' ({p.kind.replace('_', ' ')}).")
-    return items
+    return list(dict.fromkeys(items))
 
 
 def decide(
@@ -248,10 +260,13 @@ def decide(
         gate = f"all {len(problems)} problem(s) repaired in the corrected text"
         return CorrectAndDeliver(corrections=fixes), record.model_copy(update={"gate": gate})
     if confidence >= thresholds.regenerate:
-        items = _problem_guidance(unfixed) + regeneration_guidance(
-            coherence, factual, flags, cutoffs
-        )
-        items = list(dict.fromkeys(items))
+        named = {p.text for p in unfixed}
+        rest = [
+            item
+            for item in regeneration_guidance(coherence, factual, flags, cutoffs)
+            if not (item.startswith("Please verify or remove") and any(t in item for t in named))
+        ]
+        items = list(dict.fromkeys(_problem_guidance(unfixed) + rest))
         gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
         return Regenerate(guidance=" ".join(items), items=items), record.model_copy(
             update={"gate": gate}
