@@ -37,7 +37,7 @@ from guardrail.report import Correction, CorrectionType, Span
 QUOTED_RE = re.compile(
     r"```.*?```|`[^`]*`|\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'[^'\n]{1,200}'(?!\w)", re.DOTALL
 )
-_EDGE_PUNCT = ".,;:!?\"'()[]{}<>“”‘’«»*"
+_EDGE_PUNCT = ".,;:!?\"'()[]{}“”‘’«»*"
 _CODE_CHARS = re.compile(r"[-_./\\@#:=+<>|~^$%&*0-9]")
 COMMON_WORD_FREQUENCY = 4e-7
 """A speller word at least this frequent (share of its corpus) counts as common: a derivation
@@ -63,8 +63,10 @@ def _protected_token(
     tok: Any, text: str, quoted: list[tuple[int, int]], vocabulary: AbstractSet[str]
 ) -> bool:
     word: str = tok.text
-    if tok.pos_ == "PROPN" or tok.ent_type_ or tok.like_num or tok.like_email or tok.like_url:
+    if tok.ent_type_ or tok.like_num or tok.like_email or tok.like_url:
         return True
+    if tok.pos_ == "PROPN" and not word.islower():
+        return True  # a lower-case "proper noun" is the tagger guessing on an unknown word
     if any(ch.isdigit() for ch in word) or "'" in word or "’" in word:
         return True
     if not tok.is_alpha or len(word) < 3:

@@ -99,6 +99,7 @@ TYPOS: list[tuple[str, str, str]] = [
     ("The hotel can accomodate forty guests.", "accomodate", "accommodate"),
     ("That result looks wierd to me.", "wierd", "weird"),
     ("Wait untill the job finishes.", "untill", "until"),
+    ("It shows the colour of teh graph.", "teh", "the"),
     ("I beleive the numbers are right.", "beleive", "believe"),
 ]
 

@@ -187,6 +187,7 @@ def test_a_far_suggestion_is_refused_for_short_words(speller: Any) -> None:
         ("A state-of-the-art method.", "state", True),
         ("print(x)\ncout << total << endl;\nDone.", "endl", True),
         ("<p>Some text here.</p>", "text", True),
+        ("#include <iostream>", "iostream", True),
         ("The colour, the shape.", "colour", False),
         ("It ended (finally).", "finally", False),
         ("A word; another word.", "another", False),
