@@ -207,7 +207,10 @@ def run_throughput(
     pairs = [(text[i * 7 :], f"The town has {i + 2} bridges over its river.") for i in range(16)]
     out: dict[str, Any] = {"batch": 16, "tokens_per_pair": 128, "threads": threads}
     backends: dict[str, Verifier] = {
-        "onnx": OnnxVerifier(model_dir, threads=threads, max_tokens=128, batch_size=16)
+        "onnx": OnnxVerifier(model_dir, threads=threads, max_tokens=128, batch_size=16),
+        "onnx_spin": OnnxVerifier(
+            model_dir, threads=threads, max_tokens=128, batch_size=16, spin=True
+        ),
     }
     if torch_dir is not None and (torch_dir / "config.json").exists():
         backends["torch_fp32"] = HFVerifier(
@@ -336,7 +339,7 @@ def print_table(results: dict[str, Any], previous: dict[str, Any] | None = None)
             f"\n  throughput: batches of {tp['batch']} pairs x {tp['tokens_per_pair']} tokens, {tp['threads']} threads"
         )
         old_tp = previous.get("throughput", {})
-        for name in ("onnx", "torch_fp32"):
+        for name in ("onnx", "onnx_spin", "torch_fp32"):
             if name in tp:
                 r = tp[name]
                 old = old_tp.get(name, {}).get("pairs_per_second")

@@ -38,6 +38,10 @@ class OnnxVerifier(Verifier):
         batch_size: pairs per forward pass (pairs are length-sorted, then batched).
         max_tokens: longest pair fed to the model; default ``config.json``'s ``max_length``
             (capped by ``max_position_embeddings``).
+        spin: let idle worker threads busy-wait for the next operator (ONNX Runtime's
+            default). Off by default: on a CPU shared with other work (a web server, other
+            models) spinning threads burn the cores the computation needs; measured on a loaded
+            2-core machine, 2.2 vs 1.7 pairs/s (batches of 16 × 128 tokens). Outputs are the same.
     """
 
     def __init__(
@@ -47,6 +51,7 @@ class OnnxVerifier(Verifier):
         threads: int = 0,
         batch_size: int = 32,
         max_tokens: int | None = None,
+        spin: bool = False,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -68,6 +73,10 @@ class OnnxVerifier(Verifier):
         options.intra_op_num_threads = max(0, int(threads))
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        spinning = "1" if spin else "0"
+        options.add_session_config_entry("session.intra_op.allow_spinning", spinning)
+        options.add_session_config_entry("session.inter_op.allow_spinning", spinning)
         try:
             self._session = ort.InferenceSession(
                 str(model_file), sess_options=options, providers=["CPUExecutionProvider"]

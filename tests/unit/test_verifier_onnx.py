@@ -126,3 +126,18 @@ def test_missing_model_file(tmp_path: Path) -> None:
         OnnxVerifier(tmp_path)
     with pytest.raises(ModelLoadError):
         load_verifier(str(tmp_path))
+
+
+def test_session_settings_do_not_change_outputs(int8_dir: Path) -> None:
+    """Spinning on/off and thread counts are speed settings only: same probabilities."""
+    pairs = [
+        ("A man is sleeping in a bed.", "A man is awake."),
+        ("Two dogs run across a wide field of grass.", "Animals are outside."),
+        ("The river has three bridges.", "The river has five bridges."),
+    ]
+    reference = OnnxVerifier(int8_dir, threads=1, spin=True).predict(pairs)
+    for verifier in (OnnxVerifier(int8_dir, threads=2), OnnxVerifier(int8_dir, threads=1)):
+        for a, b in zip(reference, verifier.predict(pairs), strict=True):
+            assert a.label == b.label
+            assert abs(a.entailment - b.entailment) < 1e-5
+            assert abs(a.contradiction - b.contradiction) < 1e-5
