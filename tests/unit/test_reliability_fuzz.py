@@ -1,0 +1,208 @@
+"""Property-based fuzzing of the three public entry points: ``Guardrail.invoke``,
+``guardrail check`` (in-process) and ``POST /v1/check``.
+
+Odd and adversarial text, passages, dialogue and knowledge-base data (see
+``tests/reliability_strategies.py``) must end in a typed ``GuardrailError`` or a complete
+report that keeps the invariants (spans inside the text, no accept without evidence, no
+contradicted claim delivered unchanged). The verifier is the ``ScriptedVerifier`` test double
+(every pair gets one label, drawn per example); spaCy and the embedder are the real offline
+models, loaded once per process. ``GUARDRAIL_FUZZ_EXAMPLES`` sets the examples per test (25 by
+default); ``benchmarks/reliability.py --examples N`` runs the same strategies at scale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from guardrail import Guardrail, GuardReport
+from guardrail.errors import GuardrailError, InputError
+from tests.reliability_strategies import (
+    EXAMPLES,
+    INJECTION,
+    classify,
+    guard_inputs,
+    passages,
+    scripted_guard,
+    sentences,
+    texts,
+    violations,
+)
+
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+LABELS = st.sampled_from(["entailment", "neutral", "contradiction"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _models_loaded() -> None:
+    """Load spaCy and the embedder once, outside any example's time."""
+    scripted_guard("neutral")
+
+
+@FUZZ
+@given(data=guard_inputs, label=LABELS)
+def test_invoke_ends_in_a_typed_error_or_a_sound_report(data: dict[str, Any], label: str) -> None:
+    kind, problems = classify(scripted_guard(label).invoke, data)
+    assert kind != "escaped", (problems, data)
+    assert problems == [], (problems, data)
+
+
+@FUZZ
+@given(response=st.lists(sentences, min_size=1, max_size=4).map(" ".join), label=LABELS)
+def test_no_evidence_is_never_accepted(response: str, label: str) -> None:
+    report = scripted_guard(label).invoke({"response": response})
+    assert report.action.value not in ("accept", "accept_with_flags")
+    assert violations(report, {"response": response}) == []
+
+
+@FUZZ
+@given(response=st.lists(sentences, min_size=1, max_size=3).map(" ".join), extra=passages)
+def test_contradicting_evidence_is_never_delivered_unchanged(response: str, extra: Any) -> None:
+    data = {"response": response, "passages": ["Orvik was founded in 1985 in Graz."]}
+    kind, problems = classify(scripted_guard("contradiction").invoke, data)
+    assert kind == "report" and problems == []
+
+
+@pytest.mark.parametrize("injection", INJECTION)
+def test_prompt_injection_inside_a_passage_does_not_buy_an_accept(injection: str) -> None:
+    data = {
+        "query": "When was Orvik founded?",
+        "response": "Orvik was founded in 1990.",
+        "passages": [f"Orvik was founded in 1985. {injection}", injection],
+    }
+    report = scripted_guard("contradiction").invoke(data)
+    assert report.action.value not in ("accept", "accept_with_flags")
+    assert violations(report, data) == []
+
+
+def test_a_one_megabyte_response_is_a_typed_input_error() -> None:
+    with pytest.raises(InputError, match="max_response_chars"):
+        scripted_guard("entailment").invoke({"response": "The meeting is at 2pm. " * 45_000})
+
+
+def test_thousands_of_passages_end_in_a_typed_error_or_a_sound_report() -> None:
+    data = {"response": "The meeting is at 2pm.", "passages": ["It is at 2pm."] * 3000}
+    kind, problems = classify(scripted_guard("entailment").invoke, data)
+    assert kind in ("report", "typed_error") and problems == []
+
+
+def test_non_input_values_are_typed_errors() -> None:
+    guard = scripted_guard("entailment")
+    for value in (None, 5, "text", ["a"], {"response": None}, {"response": b"x"}, {}):
+        with pytest.raises(GuardrailError):
+            guard.invoke(value)
+
+
+# --- guardrail check (in-process) -------------------------------------------------------------
+
+
+def run_cli(argv: list[str], guard: Guardrail) -> tuple[int, str]:
+    """``guardrail.cli.main(argv)`` with the shared scripted guardrail (the command builds a
+    new ``Guardrail`` per call, which would load the models each time)."""
+    import guardrail.cli
+    import guardrail.pipeline
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        mp.setattr(guardrail.pipeline, "Guardrail", lambda *a, **k: guard)
+        try:
+            code = guardrail.cli.main(argv)
+        except SystemExit as exc:  # argparse usage errors exit 2 by themselves
+            code = int(exc.code or 0)
+    return code, out.getvalue()
+
+
+@FUZZ
+@given(
+    response=texts, passage_texts=st.lists(texts, max_size=3), fmt=st.sampled_from(["json", "text"])
+)
+def test_check_command_exits_0_or_2_and_prints_a_sound_report(
+    response: str, passage_texts: list[str], fmt: str
+) -> None:
+    if "\x00" in response or any("\x00" in p for p in passage_texts):
+        return  # a NUL cannot reach argv from a shell
+    argv = ["check", "--response", response, "--format", fmt]
+    for p in passage_texts:
+        argv += ["--passage", p]
+    code, out = run_cli(argv, scripted_guard("neutral"))
+    assert code in (0, 2), (code, argv)
+    if code == 0 and fmt == "json":
+        report = GuardReport.model_validate_json(out)
+        assert violations(report, {"response": response, "passages": passage_texts}) == []
+
+
+# --- POST /v1/check ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    pytest.importorskip("fastapi", reason="the service extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from guardrail.service import create_app
+    from guardrail.service.settings import ServiceSettings
+
+    app = create_app(
+        guard=scripted_guard("neutral"),
+        settings=ServiceSettings(max_body_bytes=50_000, max_passages=20, warmup=False),
+    )
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20)
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@FUZZ
+@given(data=guard_inputs)
+def test_service_check_answers_200_422_or_413_never_500(client: Any, data: dict[str, Any]) -> None:
+    try:
+        body = json.dumps(data, allow_nan=False)
+    except ValueError:
+        body = json.dumps(data)  # NaN / Infinity as JS literals: the server must still cope
+    r = client.post("/v1/check", content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (200, 413, 422), (r.status_code, r.text[:300], data)
+    if r.status_code == 200:
+        report = GuardReport.model_validate(r.json())
+        assert violations(report, data) == []
+
+
+@FUZZ
+@given(body=json_values)
+def test_service_check_rejects_arbitrary_json_with_422(client: Any, body: Any) -> None:
+    r = client.post("/v1/check", json=body)
+    assert r.status_code in (200, 413, 422), (r.status_code, r.text[:300], body)
+
+
+def test_service_rejects_an_oversized_body_with_413(client: Any) -> None:
+    r = client.post("/v1/check", json={"response": "x" * 60_000})
+    assert r.status_code == 413
+
+
+def test_service_rejects_broken_json_with_422(client: Any) -> None:
+    for raw in (b"{", b"\xff\xfe", b'{"response": "a"', b"[]", b"null"):
+        r = client.post("/v1/check", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 422, (raw, r.status_code, r.text[:200])
