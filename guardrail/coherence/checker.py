@@ -47,8 +47,13 @@ def build_context(
     nlp: Any,
     knowledge_base: Any = None,
     history_turns: int = 6,
+    response_doc: Any = None,
 ) -> CoherenceContext:
-    """Parse the response, the query, the QUD and the dialogue window in one ``nlp.pipe``."""
+    """Parse the response, the query, the QUD and the dialogue window in one ``nlp.pipe``.
+
+    ``response_doc``: the response already parsed by ``nlp`` (the pipeline's shared parse); it
+    is used instead of parsing the response again when its text is the response's.
+    """
     if not response.strip():
         raise InputError("the response is empty: there is nothing to check for coherence")
     window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
@@ -59,7 +64,10 @@ def build_context(
         speakers.append("user")
         texts.append(query)
     top = dialogue.qud_stack[-1].strip() if dialogue.qud_stack else ""
-    docs = list(nlp.pipe([response, *texts, top or " "]))
+    if response_doc is not None and getattr(response_doc, "text", None) == response:
+        docs = [response_doc, *nlp.pipe([*texts, top or " "])]
+    else:
+        docs = list(nlp.pipe([response, *texts, top or " "]))
     answer, turn_docs, top_doc = docs[0], docs[1:-1], docs[-1]
     turns = [
         ContextTurn(speaker=s, text=t, doc=d, age=len(texts) - 1 - i)
@@ -130,6 +138,7 @@ def check_coherence(
     config: CoherenceConfig | None = None,
     knowledge_base: Any = None,
     prototypes: NDArray[np.float32] | None = None,
+    response_doc: Any = None,
 ) -> CoherenceResult:
     """Score the five coherence dimensions of ``response`` and weigh them.
 
@@ -142,9 +151,12 @@ def check_coherence(
         config: thresholds and weights.
         knowledge_base: optional handle with ``find_entity(name)``.
         prototypes: precomputed :func:`embed_prototypes` (computed here when omitted).
+        response_doc: the response's spaCy parse when the caller already has it.
     """
     cfg = config or CoherenceConfig()
-    ctx = build_context(response, query, dialogue, nlp, knowledge_base, cfg.history_turns)
+    ctx = build_context(
+        response, query, dialogue, nlp, knowledge_base, cfg.history_turns, response_doc
+    )
     mentions = find_mentions(ctx)
     texts = qud_texts(ctx) + topic_texts(ctx) + entity_texts(mentions) + discourse_texts(ctx)
     vectors = Vectors.encode(embedder, texts)

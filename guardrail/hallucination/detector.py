@@ -1,26 +1,25 @@
-"""Check a response's claims against the evidence with one batched verifier call.
+"""Check a response's claims against the evidence with batched verifier calls.
 
-Steps (seed 000 v2 with seed 001's per-sentence view and seed 004's flag types):
+``detect`` runs three steps (seed 000 v2 with seed 001's per-sentence view and seed 004's flag
+types), each a function of its own:
 
-1. evidence windows (passages + KB facts), sized in verifier tokens;
-2. claims the verifier cannot read (language) are ``unverified``;
-3. claims, windows and dialogue sentences are embedded once; each claim keeps its top-m
-   windows; similar sentence pairs of the response and similar earlier turns are paired too;
-4. all pairs — (window, claim), (sentence, sentence), (turn, claim) — go to ``predict`` in one
-   call; if that call fails, each claim is retried alone and a claim that still fails is
-   ``unverified`` with the error as its reason;
-5. claim statuses, flags and the Cw-CONLI verdict.
+1. :func:`score_claims` — claims that are not check-worthy or in a language the verifier does
+   not cover are set aside; the rest are paired with their candidate evidence windows (BM25,
+   then embeddings of the survivors, see :mod:`guardrail.hallucination.plan`), with similar
+   sentence pairs of the response and similar earlier turns, and scored in batched calls; if a
+   call fails, each claim is retried alone and a claim that still fails is ``unverified``;
+2. :func:`judge_claims` — claim statuses (calibrated or T(rs)), the date rule, and the flags;
+3. :func:`response_verdict` — the Cw-CONLI verdict over the claims.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.config import HallucinationConfig
-from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import (
     calibrated_status,
@@ -31,7 +30,7 @@ from guardrail.hallucination.aggregation import (
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
-from guardrail.hallucination.pruning import embed, nearest, similar_pairs, top_m_windows
+from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
     Claim,
@@ -42,10 +41,9 @@ from guardrail.report import (
     VerifierScores,
 )
 from guardrail.verifiers.base import NLIPrediction
+from guardrail.verifiers.cache import ScoreCache
 
 logger = logging.getLogger(__name__)
-
-Pair = tuple[str, str]
 
 
 @dataclass
@@ -56,119 +54,20 @@ class Detection:
     flags: list[HallucinationFlag]
     verdict: Verdict
     pairs_scored: int = 0
+    """(premise, hypothesis) pairs whose scores were used (cache hits included)."""
     notes: list[str] = field(default_factory=list)
 
 
 @dataclass
-class _Plan:
-    """Which pairs to score; ``groups[k]`` holds the pair indices of one claim."""
+class Scoring:
+    """Step 1's result: the claims (statuses of set-aside ones filled in), the plan, scores."""
 
-    pairs: list[Pair] = field(default_factory=list)
-    claim_windows: dict[int, list[int]] = field(default_factory=dict)
-    claim_pairs: dict[int, list[int]] = field(default_factory=dict)
-    logic: list[tuple[int, int, int]] = field(default_factory=list)
-    """(first claim, second claim, pair index)."""
-    prior: list[tuple[int, int, int]] = field(default_factory=list)
-    """(claim, turn sentence, pair index)."""
-
-
-def _score(verifier: Any, pairs: Sequence[Pair]) -> list[NLIPrediction]:
-    if not pairs:
-        return []
-    preds = list(verifier.predict(list(pairs)))
-    if len(preds) != len(pairs):
-        raise VerifierError(f"verifier returned {len(preds)} predictions for {len(pairs)} pairs")
-    return preds
-
-
-def _plan(
-    claims: list[Claim],
-    checkable: list[int],
-    evidence: Evidence,
-    config: HallucinationConfig,
-    embedder: Callable[[], Any] | None,
-    notes: list[str],
-) -> _Plan:
-    plan = _Plan()
-    windows = evidence.windows
-    need_prune = 0 < config.top_m_windows < len(windows)
-    need_logic = config.logical_consistency and len(checkable) > 1
-    need_prior = bool(evidence.turn_sentences) and bool(checkable)
-    claim_vecs = window_vecs = turn_vecs = None
-    if embedder is not None and (need_prune or need_logic or need_prior):
-        texts = [claims[i].text for i in checkable]
-        texts += [w.text for w in windows] if need_prune else []
-        texts += [t.text for t in evidence.turn_sentences] if need_prior else []
-        try:
-            vecs = embed(embedder(), texts)
-        except Exception as exc:  # noqa: BLE001 - degrade to unpruned scoring, recorded in the method
-            logger.warning("embedding failed, scoring all windows: %s", exc)
-            notes.append(f"embedder unavailable ({type(exc).__name__}): no pruning")
-        else:
-            k = len(checkable)
-            claim_vecs = vecs[:k]
-            window_vecs = vecs[k : k + len(windows)] if need_prune else None
-            turn_vecs = vecs[k + (len(windows) if need_prune else 0) :] if need_prior else None
-    if need_prune and claim_vecs is not None and window_vecs is not None:
-        selected = top_m_windows(claim_vecs, window_vecs, config.top_m_windows)
-        notes.append(f"top-{config.top_m_windows} of {len(windows)} windows per claim")
-    else:
-        selected = [list(range(len(windows))) for _ in checkable]
-        notes.append(f"all {len(windows)} windows per claim")
-    for pos, ci in enumerate(checkable):
-        plan.claim_windows[ci] = selected[pos]
-        plan.claim_pairs[ci] = []
-        for wi in selected[pos]:
-            plan.claim_pairs[ci].append(len(plan.pairs))
-            plan.pairs.append((windows[wi].text, claims[ci].text))
-    if need_logic:
-        if claim_vecs is not None:
-            local = similar_pairs(claim_vecs, config.logic_min_similarity, config.max_logic_pairs)
-        else:
-            local = [(p, p + 1) for p in range(len(checkable) - 1)][: config.max_logic_pairs]
-        for a, b in local:
-            i, j = checkable[a], checkable[b]
-            plan.logic.append((i, j, len(plan.pairs)))
-            plan.pairs.append((claims[i].text, claims[j].text))
-    if need_prior:
-        if claim_vecs is not None and turn_vecs is not None:
-            near = nearest(
-                claim_vecs, turn_vecs, config.prior_turn_candidates, config.prior_min_similarity
-            )
-        else:
-            near = [list(range(len(evidence.turn_sentences)))[-8:] for _ in checkable]
-        for pos, ci in enumerate(checkable):
-            for ti in near[pos]:
-                plan.prior.append((ci, ti, len(plan.pairs)))
-                plan.pairs.append((evidence.turn_sentences[ti].text, claims[ci].text))
-    return plan
-
-
-def _run_verifier(
-    verifier: Any, plan: _Plan, notes: list[str]
-) -> tuple[dict[int, NLIPrediction], dict[int, str]]:
-    """Scores by pair index, and the failure reason per claim that could not be scored."""
-    try:
-        preds = _score(verifier, plan.pairs)
-        notes.append(f"1 batched call of {len(plan.pairs)} pairs")
-        return dict(enumerate(preds)), {}
-    except Exception as exc:  # noqa: BLE001 - degrade per claim (seed 001), recorded below
-        logger.warning("batched verifier call failed, retrying per claim: %s", exc)
-        notes.append(f"batched call failed ({type(exc).__name__}); per-claim fallback")
-    scores: dict[int, NLIPrediction] = {}
-    failed: dict[int, str] = {}
-    groups: list[tuple[int | None, list[int]]] = list(plan.claim_pairs.items())  # type: ignore[arg-type]
-    groups.append((None, [p for *_, p in plan.logic] + [p for *_, p in plan.prior]))
-    for ci, idx in groups:
-        try:
-            scores.update(zip(idx, _score(verifier, [plan.pairs[i] for i in idx]), strict=True))
-        except Exception as exc:  # noqa: BLE001 - this claim (or the consistency pairs) stays unchecked
-            reason = f"verifier failed: {type(exc).__name__}: {exc}"
-            if ci is None:
-                notes.append(f"consistency checks skipped ({reason})")
-            else:
-                failed[ci] = reason
-    return scores, failed
+    claims: list[Claim]
+    plan: Plan
+    scores: dict[int, NLIPrediction]
+    failed: dict[int, str]
+    """Reason per claim whose verifier call failed."""
+    notes: list[str]
 
 
 def _pointer(window: Window, snippet: str) -> EvidencePointer:
@@ -180,36 +79,8 @@ def _pointer(window: Window, snippet: str) -> EvidencePointer:
     )
 
 
-def detect(
-    response: str,
-    claims: list[Claim],
-    evidence: Evidence,
-    verifier: Any,
-    config: HallucinationConfig,
-    retrieval_score: float | None,
-    embedder: Callable[[], Any] | None = None,
-    nlp: Any = None,
-) -> Detection:
-    """Score ``claims`` against ``evidence`` and build flags and the verdict.
-
-    Args:
-        response: the full response (spans index into it).
-        claims: claims with spans; ones already ``unverified`` (e.g. past ``max_claims``) stay so.
-        evidence: windows, known texts and dialogue sentences.
-        verifier: an object with ``predict(pairs)`` and ``covers(language)``.
-        config: the hallucination settings.
-        retrieval_score: ``rs`` for T(rs).
-        embedder: returns the sentence embedder (called only when needed).
-        nlp: optional spaCy pipeline for names in nonexistent-entity checks.
-    """
-    notes: list[str] = []
-    calibrator = ClaimCalibrator.load(config.calibration)
-    calibrated = config.policy == "calibrated"
-    claim_threshold = (
-        config.claim_threshold if config.claim_threshold is not None else calibrator.threshold
-    )
-    threshold = claim_threshold if calibrated else config.threshold.threshold(retrieval_score)
-    claims = [c.model_copy() for c in claims]
+def _set_aside(claims: list[Claim], verifier: Any, config: HallucinationConfig) -> list[int]:
+    """Mark not-check-worthy and uncovered-language claims; the indices of the others."""
     name = getattr(verifier, "name", type(verifier).__name__)
     covered = getattr(verifier, "languages", None)
     checkable = []
@@ -230,14 +101,65 @@ def detect(
             c.status = ClaimStatus.UNVERIFIED
             continue
         checkable.append(i)
-    index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
+    return checkable
+
+
+def score_claims(
+    claims: list[Claim],
+    evidence: Evidence,
+    verifier: Any,
+    config: HallucinationConfig,
+    embedder: Callable[[], Any] | None = None,
+    cache: ScoreCache | None = None,
+) -> Scoring:
+    """Step 1: set claims aside or pair them with evidence, and score the pairs.
+
+    Args:
+        claims: claims with spans (copied; the copies are returned).
+        evidence: windows, known texts and dialogue sentences.
+        verifier: an object with ``predict(pairs)`` and ``covers(language)``.
+        config: the hallucination settings (``speed`` for the cost-saving steps).
+        embedder: returns the sentence embedder (called only when needed).
+        cache: a (premise, hypothesis) score cache shared across calls.
+    """
+    notes: list[str] = []
+    claims = [c.model_copy() for c in claims]
+    checkable = _set_aside(claims, verifier, config)
     if not evidence.windows:
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
                 c.reason = "no evidence text to check against"
         checkable = []
-    plan = _plan(claims, checkable, evidence, config, embedder, notes)
-    scores, failed = _run_verifier(verifier, plan, notes) if plan.pairs else ({}, {})
+    speed = speed_config(config)
+    plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
+    if plan.pairs:
+        scores, failed = run_verifier(verifier, plan, notes, cache, speed.early_exit_entailment)
+    else:
+        scores, failed = {}, {}
+    return Scoring(claims, plan, scores, failed, notes)
+
+
+def judge_claims(
+    response: str,
+    scoring: Scoring,
+    evidence: Evidence,
+    config: HallucinationConfig,
+    retrieval_score: float | None,
+    nlp: Any = None,
+) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
+    """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
+
+    Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
+    of unchecked claims, the flags (unsorted) and the claim threshold used.
+    """
+    calibrator = ClaimCalibrator.load(config.calibration)
+    calibrated = config.policy == "calibrated"
+    claim_threshold = (
+        config.claim_threshold if config.claim_threshold is not None else calibrator.threshold
+    )
+    threshold = claim_threshold if calibrated else config.threshold.threshold(retrieval_score)
+    claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
+    index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
     flags: list[HallucinationFlag] = []
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
@@ -325,15 +247,47 @@ def detect(
             )
             if claims[ci].evidence is None:
                 claims[ci].evidence = _pointer(dialogue_window(turn), turn.text)
+    return entailments, unverified_reasons, flags, threshold
+
+
+def detect(
+    response: str,
+    claims: list[Claim],
+    evidence: Evidence,
+    verifier: Any,
+    config: HallucinationConfig,
+    retrieval_score: float | None,
+    embedder: Callable[[], Any] | None = None,
+    nlp: Any = None,
+    cache: ScoreCache | None = None,
+) -> Detection:
+    """Score ``claims`` against ``evidence`` and build flags and the verdict.
+
+    Args:
+        response: the full response (spans index into it).
+        claims: claims with spans; ones already ``unverified`` (e.g. past ``max_claims``) stay so.
+        evidence: windows, known texts and dialogue sentences.
+        verifier: an object with ``predict(pairs)`` and ``covers(language)``.
+        config: the hallucination settings.
+        retrieval_score: ``rs`` for T(rs).
+        embedder: returns the sentence embedder (called only when needed).
+        nlp: optional spaCy pipeline for names in nonexistent-entity checks.
+        cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
+    """
+    scoring = score_claims(claims, evidence, verifier, config, embedder, cache)
+    entailments, unverified_reasons, flags, threshold = judge_claims(
+        response, scoring, evidence, config, retrieval_score, nlp
+    )
+    name = getattr(verifier, "name", type(verifier).__name__)
     unit = "claims" if config.decompose_claims else "whole response"
     if evidence.window_tokens:
         sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
     else:
         sizing = "whole passages"
-    method = "; ".join([name, unit, sizing, *notes])
+    method = "; ".join([name, unit, sizing, *scoring.notes])
     verdict = response_verdict(
         entailments,
-        [c.status for c in claims],
+        [c.status for c in scoring.claims],
         unverified_reasons,
         retrieval_score,
         config,
@@ -341,4 +295,4 @@ def detect(
         threshold=threshold,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
-    return Detection(claims, flags, verdict, len(plan.pairs), notes)
+    return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes)

@@ -13,10 +13,15 @@ Example::
 
 from __future__ import annotations
 
+import math
+import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from guardrail.hallucination.calibration import content_words
 
 
 def embed(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -70,3 +75,71 @@ def nearest(
         order = np.argsort(-row, kind="stable")[:k]
         out.append([int(j) for j in order if row[j] >= min_similarity])
     return out
+
+
+_NUMBER_RE = re.compile(r"\d[\d,.]*\d|\d")
+_NAME_RE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
+SPECIFIC_WEIGHT = 2.0
+"""Extra weight of a claim's numbers and mid-sentence capitalised words (names) in BM25."""
+
+
+def lexical_terms(text: str) -> list[str]:
+    """BM25 terms: content words cut to 5 letters, and numbers without separators."""
+    words = [w[:5] for w in content_words(text)]
+    return words + [m.group(0).replace(",", "") for m in _NUMBER_RE.finditer(text)]
+
+
+def _specific_terms(claim: str) -> set[str]:
+    """The claim's numbers and names (mid-sentence capitalised words), as terms."""
+    found = {m.group(0).replace(",", "") for m in _NUMBER_RE.finditer(claim)}
+    for m in _NAME_RE.finditer(claim):
+        found.update(lexical_terms(m.group(0)))
+    return found
+
+
+class LexicalIndex:
+    """BM25 (k1 = 1.2, b = 0.75) over evidence windows, built once per check.
+
+    A claim's numbers and names count ``SPECIFIC_WEIGHT`` times, so the window that states the
+    claim's figure or name ranks first even when it shares few other words.
+
+    Example::
+
+        >>> idx = LexicalIndex(["Lyon is in France.", "The staff count is 120."])
+        >>> idx.top("It employs 120 people.", 1)
+        [1]
+    """
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self._docs = [Counter(lexical_terms(t)) for t in texts]
+        lengths = [sum(d.values()) for d in self._docs]
+        self._avg = (sum(lengths) / len(lengths)) if lengths else 0.0
+        self._lengths = lengths
+        df: Counter[str] = Counter()
+        for d in self._docs:
+            df.update(d.keys())
+        n = len(self._docs)
+        self._idf = {t: math.log(1.0 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self._k1, self._b = k1, b
+
+    def scores(self, claim: str) -> list[float]:
+        """BM25 score of every window for ``claim`` (0 for windows sharing no term)."""
+        terms = Counter(lexical_terms(claim))
+        specific = _specific_terms(claim)
+        out = []
+        for doc, length in zip(self._docs, self._lengths, strict=True):
+            norm = self._k1 * (1 - self._b + self._b * length / self._avg) if self._avg else 1.0
+            s = 0.0
+            for term, q in terms.items():
+                f = doc.get(term, 0)
+                if f:
+                    weight = SPECIFIC_WEIGHT if term in specific else 1.0
+                    s += weight * q * self._idf[term] * f * (self._k1 + 1) / (f + norm)
+            out.append(s)
+        return out
+
+    def top(self, claim: str, k: int) -> list[int]:
+        """Indices of the ``k`` best windows for ``claim``, best first (ties: earlier first)."""
+        scores = self.scores(claim)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        return order[: max(0, k)]

@@ -2,6 +2,7 @@
 
 Sets ``state.coherence`` to a :class:`~guardrail.report.CoherenceResult`. Needs spaCy and the
 embedding model; when either cannot load the stage raises and the pipeline records it failed.
+The response's parse is the pipeline's shared one (``state.doc``), not a second parse.
 Responses in a language other than English are skipped with that reason (the rules read an
 English parse), so the confidence score leaves coherence out instead of trusting it.
 """
@@ -9,9 +10,8 @@ English parse), so the confidence score leaves coherence out instead of trusting
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from guardrail.stages.base import PipelineState, Stage
+from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +30,10 @@ class CoherenceStage(Stage):
             return f"coherence rules cover English only (response language: {language!r})"
         return None
 
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.coherence.checker import check_coherence, embed_prototypes
-        from guardrail.nlp import load_spacy
 
-        nlp = load_spacy(self.config.models.spacy_model)
+        nlp = self.resources.nlp()
         embedder = self.resources.embedder()
         prototypes = self.resources.get(
             "coherence.act_prototypes", lambda: embed_prototypes(embedder)
@@ -49,6 +48,7 @@ class CoherenceStage(Stage):
             config=self.config.coherence,
             knowledge_base=data.knowledge_base,
             prototypes=prototypes,
+            response_doc=state.doc,
         )
         logger.debug("coherence score %.3f (%d issues)", result.score, len(result.issues))
-        return {"coherence": result}
+        return StageUpdate(coherence=result)

@@ -4,21 +4,27 @@ Evidence is the passages plus, when a knowledge base is given, its facts rendere
 stage is skipped (with a reason) when there is neither; claims are still produced by the
 ``claims`` stage. If the verifier cannot be loaded the stage fails, and the pipeline's failure
 policy decides (fail-closed: the answer goes to human review).
+
+Per call, names are read from one NER-only ``nlp.pipe`` over the claims (:class:`EntityParser`),
+and verifier scores go through the guardrail's shared (premise, hypothesis) cache.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
+from guardrail.hallucination.plan import speed_config
 from guardrail.hallucination.retrieval import with_retrieval_scores
-from guardrail.stages.base import PipelineState, Stage
+from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import dialogue_context, response_language
 from guardrail.text.mentions import MentionKind, find_mentions
+from guardrail.verifiers.cache import ScoreCache
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +44,48 @@ def window_size(window_tokens: int, stride: int, verifier: Any) -> tuple[int, in
     return window_tokens, stride
 
 
+class EntityParser:
+    """``nlp(text)`` for the name lookups of one check: entities only, each text parsed once.
+
+    The name mentions (:func:`~guardrail.text.mentions.find_mentions`) read only ``doc.ents``,
+    and the NER of spaCy's English pipelines has its own token vectors, so running ``ner``
+    alone gives the same entities as the full pipeline at a fraction of the cost. The claims
+    are parsed in one ``nlp.pipe`` call up front; other texts are parsed when asked for.
+    """
+
+    def __init__(self, nlp: Any, texts: Iterable[str] = ()) -> None:
+        self.nlp = nlp
+        self.pipe_names = list(getattr(nlp, "pipe_names", []))
+        keep = {"ner", "tok2vec"} if "ner" in self.pipe_names else set(self.pipe_names)
+        # tok2vec only feeds tagger and parser when ner has its own embedding layer
+        shared = "ner" in self.pipe_names and _ner_listens(nlp)
+        self._disable = [
+            p for p in self.pipe_names if p not in keep or (p == "tok2vec" and not shared)
+        ]
+        self._docs: dict[str, Any] = {}
+        self.prefetch(texts)
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Parse the ``texts`` not seen yet in one ``nlp.pipe`` call."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._docs))
+        if todo:
+            self._docs.update(zip(todo, self.nlp.pipe(todo, disable=self._disable), strict=True))
+
+    def __call__(self, text: str) -> Any:
+        if text not in self._docs:
+            self.prefetch([text])
+        return self._docs[text]
+
+
+def _ner_listens(nlp: Any) -> bool:
+    """Whether the NER reads the shared ``tok2vec`` (then it must run too)."""
+    try:
+        ner = nlp.get_pipe("ner")
+        return any(n.name == "tok2vec-listener" for n in ner.model.walk())
+    except Exception:  # noqa: BLE001 - unknown pipeline layout: keep tok2vec to be safe
+        return True
+
+
 class HallucinationStage(Stage):
     """Scores every claim against the evidence in one batched verifier call."""
 
@@ -52,15 +100,21 @@ class HallucinationStage(Stage):
     def _nlp(self) -> Any:
         """The spaCy pipeline for names, or ``None`` when it cannot be loaded (regex names)."""
         from guardrail.errors import GuardrailError
-        from guardrail.nlp import load_spacy
 
         try:
-            return self.resources.get("spacy", lambda: load_spacy(self.config.models.spacy_model))
+            return self.resources.nlp()
         except GuardrailError as exc:
             logger.warning("spaCy unavailable, names found by capitalisation: %s", exc)
             return None
 
-    def run(self, state: PipelineState) -> dict[str, Any]:
+    def _cache(self) -> ScoreCache | None:
+        """The guardrail's shared score cache (``None`` when its size is 0)."""
+        size = speed_config(self.config.hallucination).score_cache_size
+        if size <= 0:
+            return None
+        return self.resources.get("hallucination.score_cache", lambda: ScoreCache(size))
+
+    def run(self, state: PipelineState) -> StageUpdate:
         cfg = self.config.hallucination
         data = state.input
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
@@ -74,7 +128,9 @@ class HallucinationStage(Stage):
         claims = state.claims
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
-        nlp = self._nlp() if language == "en" else None
+        spacy = self._nlp() if language == "en" else None
+        texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
+        nlp = EntityParser(spacy, texts) if spacy is not None else None
         names = [
             m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
         ]
@@ -97,15 +153,12 @@ class HallucinationStage(Stage):
             data.retrieval_score,
             embedder=self.resources.embedder,
             nlp=nlp,
+            cache=self._cache(),
         )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
-        update: dict[str, Any] = {
-            "claims": result.claims,
-            "verdict": result.verdict,
-            "language": language,
-        }
+        update = StageUpdate(claims=result.claims, verdict=result.verdict, language=language)
         kb_flags = build.wrong_attribute_flags(data.response, state.factual)
         if result.pairs_scored or result.flags or kb_flags:
             flags = [*result.flags, *kb_flags]
-            update["flags"] = sorted(flags, key=lambda f: (f.span.start, f.span.end, f.type.value))
+            update.flags = sorted(flags, key=lambda f: (f.span.start, f.span.end, f.type.value))
         return update

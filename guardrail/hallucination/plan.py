@@ -1,0 +1,283 @@
+"""Which (premise, hypothesis) pairs to score, and scoring them as cheaply as the checks allow.
+
+The cost of the hallucination check is the verifier's forward passes plus the embeddings used
+to choose windows. Planning keeps both small:
+
+1. **lexical candidates** — BM25 over the evidence windows (a claim's numbers and names count
+   double) keeps ``lexical_candidates`` windows per claim before any embedding;
+2. **embedding re-rank** — only those survivors (and the claims) are embedded, and each claim
+   keeps its ``top_m`` most similar windows (``top_m_windows``, capped by
+   ``max_windows_per_claim``);
+3. **early exit** — each claim's best window is scored first, in one batched call with the
+   consistency pairs; claims it entails with at least ``early_exit_entailment`` are done, the
+   rest get their other windows in a second call;
+4. **score cache** — every call goes through a shared LRU cache of (premise, hypothesis)
+   scores, so regenerate loops and repeated passages cost nothing the second time.
+
+If a batched call fails, each claim is retried alone; a claim that still fails is
+``unverified`` with the error as its reason (seed 001's graceful degradation).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from guardrail.config import HallucinationConfig
+from guardrail.errors import VerifierError
+from guardrail.hallucination.evidence import Evidence
+from guardrail.hallucination.pruning import (
+    LexicalIndex,
+    embed,
+    nearest,
+    similar_pairs,
+    top_m_windows,
+)
+from guardrail.report import Claim
+from guardrail.verifiers.base import NLIPrediction
+from guardrail.verifiers.cache import ScoreCache, cached_predict
+
+logger = logging.getLogger(__name__)
+
+Pair = tuple[str, str]
+
+
+class SpeedConfig(BaseModel):
+    """How the hallucination check saves work (``hallucination.speed``); each was measured
+    against ``guardrail eval`` on HaluEval-QA and WiCE (see ``benchmarks/latency.py``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lexical_candidates: int = 0
+    """Windows per claim kept by BM25 before any embedding (0 = embed every window)."""
+    embed_candidates: bool = True
+    """Re-rank the lexical survivors by embedding cosine (false: BM25 order, no window
+    embeddings at all)."""
+    max_windows_per_claim: int = 0
+    """Cap on the windows scored per claim, below ``top_m_windows`` (0 = no cap)."""
+    early_exit_entailment: float | None = None
+    """Score each claim's best window first; stop there when its entailment reaches this
+    (``None`` = score every selected window in one call)."""
+    score_cache_size: int = 20_000
+    """(premise, hypothesis) scores kept across calls of one guardrail (0 = no cache)."""
+
+
+def speed_config(config: HallucinationConfig) -> SpeedConfig:
+    """``config.speed`` when the config has it, else the defaults."""
+    speed = getattr(config, "speed", None)
+    return speed if isinstance(speed, SpeedConfig) else SpeedConfig()
+
+
+@dataclass
+class Plan:
+    """Which pairs to score; ``claim_pairs[k]`` lists claim ``k``'s pair indices, best first."""
+
+    pairs: list[Pair] = field(default_factory=list)
+    claim_windows: dict[int, list[int]] = field(default_factory=dict)
+    claim_pairs: dict[int, list[int]] = field(default_factory=dict)
+    logic: list[tuple[int, int, int]] = field(default_factory=list)
+    """(first claim, second claim, pair index)."""
+    prior: list[tuple[int, int, int]] = field(default_factory=list)
+    """(claim, turn sentence, pair index)."""
+
+
+def _windows_per_claim(
+    claims: list[Claim],
+    checkable: list[int],
+    evidence: Evidence,
+    config: HallucinationConfig,
+    speed: SpeedConfig,
+) -> tuple[list[list[int]], bool]:
+    """Lexical candidates per claim, and whether the embedding still has to choose among them."""
+    n = len(evidence.windows)
+    m = config.top_m_windows if config.top_m_windows > 0 else n
+    if speed.max_windows_per_claim > 0:
+        m = min(m, speed.max_windows_per_claim)
+    if m >= n:
+        return [list(range(n)) for _ in checkable], False
+    k = speed.lexical_candidates
+    if k <= 0:
+        return [list(range(n)) for _ in checkable], True
+    index = LexicalIndex([w.text for w in evidence.windows])
+    picked = [index.top(claims[i].text, max(k, m)) for i in checkable]
+    return picked, speed.embed_candidates and k > m
+
+
+def plan_pairs(
+    claims: list[Claim],
+    checkable: list[int],
+    evidence: Evidence,
+    config: HallucinationConfig,
+    embedder: Callable[[], Any] | None,
+    notes: list[str],
+    speed: SpeedConfig | None = None,
+) -> Plan:
+    """The pairs of one check: (window, claim), (claim, claim) and (turn sentence, claim)."""
+    speed = speed or speed_config(config)
+    plan = Plan()
+    windows = evidence.windows
+    m = config.top_m_windows if config.top_m_windows > 0 else len(windows)
+    if speed.max_windows_per_claim > 0:
+        m = min(m, speed.max_windows_per_claim)
+    candidates, need_rank = _windows_per_claim(claims, checkable, evidence, config, speed)
+    need_logic = config.logical_consistency and len(checkable) > 1
+    need_prior = bool(evidence.turn_sentences) and bool(checkable)
+    ranked = sorted({w for c in candidates for w in c}) if need_rank else []
+    claim_vecs = window_vecs = turn_vecs = None
+    if embedder is not None and (need_rank or need_logic or need_prior):
+        texts = [claims[i].text for i in checkable] + [windows[w].text for w in ranked]
+        texts += [t.text for t in evidence.turn_sentences] if need_prior else []
+        try:
+            vecs = embed(embedder(), texts)
+        except Exception as exc:  # noqa: BLE001 - degrade to lexical order, recorded in the method
+            logger.warning("embedding failed, windows in lexical order: %s", exc)
+            notes.append(f"embedder unavailable ({type(exc).__name__}): lexical order")
+        else:
+            k = len(checkable)
+            claim_vecs = vecs[:k]
+            window_vecs = vecs[k : k + len(ranked)]
+            turn_vecs = vecs[k + len(ranked) :] if need_prior else None
+    if need_rank and claim_vecs is not None and window_vecs is not None:
+        position = {w: r for r, w in enumerate(ranked)}
+        selected = []
+        for pos, cand in enumerate(candidates):
+            rows = window_vecs[[position[w] for w in cand]]
+            order = top_m_windows(claim_vecs[pos : pos + 1], rows, m)[0]
+            selected.append([cand[o] for o in order])
+        how = f"BM25 top-{speed.lexical_candidates}, " if len(ranked) < len(windows) else ""
+        notes.append(f"{how}top-{m} of {len(windows)} windows per claim")
+    elif candidates and len(candidates[0]) < len(windows):
+        selected = [c[:m] for c in candidates]
+        notes.append(f"BM25 top-{m} of {len(windows)} windows per claim")
+    else:
+        selected = [c[:m] for c in candidates]
+        notes.append(f"all {len(windows)} windows per claim")
+    for pos, ci in enumerate(checkable):
+        plan.claim_windows[ci] = selected[pos]
+        plan.claim_pairs[ci] = []
+        for wi in selected[pos]:
+            plan.claim_pairs[ci].append(len(plan.pairs))
+            plan.pairs.append((windows[wi].text, claims[ci].text))
+    if need_logic:
+        if claim_vecs is not None:
+            local = similar_pairs(claim_vecs, config.logic_min_similarity, config.max_logic_pairs)
+        else:
+            local = [(p, p + 1) for p in range(len(checkable) - 1)][: config.max_logic_pairs]
+        for a, b in local:
+            i, j = checkable[a], checkable[b]
+            plan.logic.append((i, j, len(plan.pairs)))
+            plan.pairs.append((claims[i].text, claims[j].text))
+    if need_prior:
+        if claim_vecs is not None and turn_vecs is not None:
+            near = nearest(
+                claim_vecs, turn_vecs, config.prior_turn_candidates, config.prior_min_similarity
+            )
+        else:
+            near = [list(range(len(evidence.turn_sentences)))[-8:] for _ in checkable]
+        for pos, ci in enumerate(checkable):
+            for ti in near[pos]:
+                plan.prior.append((ci, ti, len(plan.pairs)))
+                plan.pairs.append((evidence.turn_sentences[ti].text, claims[ci].text))
+    return plan
+
+
+def score(
+    verifier: Any, pairs: Sequence[Pair], cache: ScoreCache | None = None
+) -> list[NLIPrediction]:
+    """One prediction per pair (through ``cache`` when given); ``VerifierError`` on a bad count."""
+    if not pairs:
+        return []
+    if cache is not None:
+        return cached_predict(verifier, pairs, cache)
+    preds = list(verifier.predict(list(pairs)))
+    if len(preds) != len(pairs):
+        raise VerifierError(f"verifier returned {len(preds)} predictions for {len(pairs)} pairs")
+    return preds
+
+
+def _score_groups(
+    verifier: Any,
+    plan: Plan,
+    groups: list[tuple[int | None, list[int]]],
+    cache: ScoreCache | None,
+    notes: list[str],
+    scores: dict[int, NLIPrediction],
+    failed: dict[int, str],
+) -> int:
+    """Score the pair indices of ``groups`` in one call, else group by group; pairs sent."""
+    wanted = [i for _, idx in groups for i in idx]
+    if not wanted:
+        return 0
+    try:
+        scores.update(
+            zip(wanted, score(verifier, [plan.pairs[i] for i in wanted], cache), strict=True)
+        )
+        return len(wanted)
+    except Exception as exc:  # noqa: BLE001 - degrade per claim (seed 001), recorded below
+        logger.warning("batched verifier call failed, retrying per claim: %s", exc)
+        notes.append(f"batched call failed ({type(exc).__name__}); per-claim fallback")
+    for ci, idx in groups:
+        if not idx:
+            continue
+        try:
+            scores.update(
+                zip(idx, score(verifier, [plan.pairs[i] for i in idx], cache), strict=True)
+            )
+        except Exception as exc:  # noqa: BLE001 - this claim (or the consistency pairs) stays unchecked
+            reason = f"verifier failed: {type(exc).__name__}: {exc}"
+            if ci is None:
+                notes.append(f"consistency checks skipped ({reason})")
+            else:
+                failed[ci] = reason
+    return len(wanted)
+
+
+def run_verifier(
+    verifier: Any,
+    plan: Plan,
+    notes: list[str],
+    cache: ScoreCache | None = None,
+    early_exit: float | None = None,
+) -> tuple[dict[int, NLIPrediction], dict[int, str]]:
+    """Scores by pair index, and the failure reason per claim that could not be scored.
+
+    With ``early_exit``, claims whose first (best-ranked) window entails them at least that
+    much keep only that pair: their other pairs are dropped from ``plan.claim_pairs`` and
+    ``plan.claim_windows`` and never scored.
+    """
+    scores: dict[int, NLIPrediction] = {}
+    failed: dict[int, str] = {}
+    checks = [p for *_, p in plan.logic] + [p for *_, p in plan.prior]
+    if early_exit is None:
+        groups: list[tuple[int | None, list[int]]] = [
+            (ci, list(idx)) for ci, idx in plan.claim_pairs.items()
+        ]
+        sent = _score_groups(
+            verifier, plan, [*groups, (None, checks)], cache, notes, scores, failed
+        )
+        notes.append(f"1 batched call of {sent} pairs")
+        return scores, failed
+    first: list[tuple[int | None, list[int]]] = [
+        (ci, idx[:1]) for ci, idx in plan.claim_pairs.items()
+    ]
+    sent = _score_groups(verifier, plan, [*first, (None, checks)], cache, notes, scores, failed)
+    rest: list[tuple[int | None, list[int]]] = []
+    done = 0
+    for ci, idx in plan.claim_pairs.items():
+        if ci in failed or not idx:
+            continue
+        if scores[idx[0]].entailment >= early_exit:
+            plan.claim_pairs[ci] = idx[:1]
+            plan.claim_windows[ci] = plan.claim_windows[ci][:1]
+            done += 1
+        elif len(idx) > 1:
+            rest.append((ci, idx[1:]))
+    sent += _score_groups(verifier, plan, rest, cache, notes, scores, failed)
+    notes.append(
+        f"{sent} pairs in {1 + bool(rest)} calls; {done} claims settled by their best window"
+    )
+    return scores, failed

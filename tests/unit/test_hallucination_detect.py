@@ -1,0 +1,185 @@
+"""``detect`` end to end on a scripted verifier: statuses, the date rule, the per-claim fallback,
+lexical window selection, early exit and the score cache (no model, milliseconds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from guardrail.config import HallucinationConfig
+from guardrail.hallucination.claims import sentence_claims
+from guardrail.hallucination.detector import detect, judge_claims, score_claims
+from guardrail.hallucination.evidence import Evidence
+from guardrail.hallucination.plan import SpeedConfig
+from guardrail.hallucination.windows import make_windows
+from guardrail.report import ClaimStatus, HallucinationType, VerdictLabel
+from guardrail.verifiers.cache import ScoreCache
+from guardrail.verifiers.scripted import ScriptedVerifier
+
+PASSAGE = (
+    "Orvik Labs was founded in 1994 and has its headquarters in Lyon. "
+    "The company employs about 120 people. "
+    "Its best-known product is a soil sensor."
+)
+FILLER = "The board meets monthly and reviews safety, hiring and product quality. " * 3
+
+
+class Configured(HallucinationConfig):
+    """A ``HallucinationConfig`` carrying the ``speed`` section (until the lead adds the field)."""
+
+    speed: SpeedConfig = SpeedConfig()
+
+
+def config(**speed: Any) -> HallucinationConfig:
+    return Configured(
+        policy="weakest_link",
+        threshold={"enabled": False, "fixed": 0.5},
+        logical_consistency=False,
+        top_m_windows=2,
+        speed=SpeedConfig(**speed),
+    )
+
+
+def evidence(*texts: str, window_tokens: int = 400) -> Evidence:
+    ev = Evidence(window_tokens=window_tokens, window_stride=window_tokens)
+    for i, text in enumerate(texts):
+        ev.windows += make_windows(text, i, window_tokens, window_tokens)
+        ev.known_texts.append(text)
+    return ev
+
+
+def run(
+    response: str, verifier: ScriptedVerifier, ev: Evidence, cfg: HallucinationConfig, **kw: Any
+) -> Any:
+    claims = sentence_claims(response, cfg, "en")
+    return detect(response, claims, ev, verifier, cfg, retrieval_score=0.8, **kw)
+
+
+def test_supported_and_contradicted_claims_give_statuses_flags_and_verdict() -> None:
+    response = "Orvik Labs employs about 120 people. Its best-known product is a drone."
+    verifier = ScriptedVerifier(
+        {
+            ("employs about 120", "Orvik Labs employs about 120 people."): "entailment",
+            (None, "Its best-known product is a drone."): "contradiction",
+        }
+    )
+    result = run(response, verifier, evidence(PASSAGE), config())
+    assert [c.status for c in result.claims] == [ClaimStatus.SUPPORTED, ClaimStatus.CONTRADICTED]
+    assert result.verdict.label is VerdictLabel.HALLUCINATION
+    [flag] = [f for f in result.flags if f.type is HallucinationType.CONTRADICTS_FACT]
+    assert response[flag.span.start : flag.span.end].startswith("Its best-known product")
+    assert result.claims[0].evidence is not None
+    assert "120 people" in result.claims[0].evidence.snippet
+
+
+def test_all_supported_is_verified() -> None:
+    response = "Orvik Labs employs about 120 people."
+    verifier = ScriptedVerifier({(None, response): "entailment"})
+    result = run(response, verifier, evidence(PASSAGE), config())
+    assert result.verdict.label is VerdictLabel.VERIFIED
+    assert result.pairs_scored == 1
+
+
+def test_date_rule_overrides_an_entailing_verifier() -> None:
+    # small NLI models often miss a wrong year: the verifier says "entailment"
+    response = "Orvik Labs was founded in 1990."
+    verifier = ScriptedVerifier({(None, response): "entailment"})
+    result = run(response, verifier, evidence(PASSAGE), config())
+    [claim] = result.claims
+    assert claim.status is ClaimStatus.CONTRADICTED
+    assert "1994" in (claim.reason or "")
+    temporal = [f for f in result.flags if f.type is HallucinationType.TEMPORAL_ERROR]
+    assert temporal and response[temporal[0].span.start : temporal[0].span.end] == "1990"
+    assert result.verdict.label is VerdictLabel.HALLUCINATION
+
+
+def test_date_rule_can_be_switched_off() -> None:
+    response = "Orvik Labs was founded in 1990."
+    verifier = ScriptedVerifier({(None, response): "entailment"})
+    cfg = config().model_copy(update={"date_check": False})
+    assert run(response, verifier, evidence(PASSAGE), cfg).claims[0].status is (
+        ClaimStatus.SUPPORTED
+    )
+
+
+def test_failed_batch_falls_back_per_claim_and_only_the_broken_claim_is_unverified() -> None:
+    response = "Orvik Labs employs about 120 people. Its best-known product is a soil sensor."
+    verifier = ScriptedVerifier(
+        {(None, "Orvik Labs employs about 120 people."): "entailment"},
+        fail_on={"Its best-known product is a soil sensor."},
+    )
+    result = run(response, verifier, evidence(PASSAGE), config())
+    ok, broken = result.claims
+    assert ok.status is ClaimStatus.SUPPORTED
+    assert broken.status is ClaimStatus.UNVERIFIED
+    assert "verifier failed" in (broken.reason or "")
+    assert len(verifier.calls) == 3  # the batch, then one call per claim
+    assert result.verdict.label is not VerdictLabel.VERIFIED
+    assert any("per-claim fallback" in n for n in result.notes)
+
+
+def test_uncovered_language_and_no_evidence_are_unverified_not_scored() -> None:
+    verifier = ScriptedVerifier(languages=("de",))
+    result = run("Orvik Labs employs about 120 people.", verifier, evidence(PASSAGE), config())
+    assert result.claims[0].status is ClaimStatus.UNVERIFIED
+    assert "not covered" in (result.claims[0].reason or "")
+    assert verifier.calls == []
+    empty = run("Orvik Labs employs about 120 people.", ScriptedVerifier(), Evidence(), config())
+    assert empty.claims[0].reason == "no evidence text to check against"
+
+
+def test_lexical_selection_pairs_the_claim_with_the_window_naming_its_figure() -> None:
+    # six one-sentence windows; the claim must be scored against the one with "120"
+    texts = [FILLER] * 5 + ["The company employs about 120 people in total."]
+    ev = evidence(*texts)
+    response = "The company employs about 120 people."
+    verifier = ScriptedVerifier({("120 people", response): "entailment"})
+    cfg = config(lexical_candidates=3, embed_candidates=False, max_windows_per_claim=1)
+    result = run(response, verifier, ev, cfg)
+    assert verifier.pairs_scored == 1
+    assert result.claims[0].status is ClaimStatus.SUPPORTED
+    assert result.claims[0].evidence is not None and result.claims[0].evidence.passage_index == 5
+
+
+def test_early_exit_skips_the_other_windows_of_a_clearly_entailed_claim() -> None:
+    texts = ["The company employs about 120 people.", "About 120 people work for the company."]
+    response = "The company employs about 120 people. Its product is a drone."
+    script: dict[tuple[str | None, str], Any] = {
+        (None, "The company employs about 120 people."): (0.97, 0.02, 0.01)
+    }
+    verifier = ScriptedVerifier(script)
+    cfg = config(embed_candidates=False, early_exit_entailment=0.9)
+    result = run(response, verifier, evidence(*texts), cfg)
+    assert [len(c) for c in verifier.calls] == [2, 1]  # best window of each claim, then the rest
+    assert result.claims[0].status is ClaimStatus.SUPPORTED
+    assert result.claims[1].status is ClaimStatus.UNSUPPORTED
+    without = ScriptedVerifier(script)
+    run(response, without, evidence(*texts), config(embed_candidates=False))
+    assert [len(c) for c in without.calls] == [4]
+
+
+def test_score_cache_is_shared_across_calls() -> None:
+    response = "Orvik Labs employs about 120 people."
+    verifier = ScriptedVerifier({(None, response): "entailment"})
+    cache = ScoreCache(100)
+    first = run(response, verifier, evidence(PASSAGE), config(), cache=cache)
+    second = run(response, verifier, evidence(PASSAGE), config(), cache=cache)
+    assert len(verifier.calls) == 1
+    assert first.verdict.label is second.verdict.label is VerdictLabel.VERIFIED
+    assert second.pairs_scored == 1 and cache.stats()["hits"] == 1
+
+
+def test_steps_compose_to_detect() -> None:
+    response = "Orvik Labs employs about 120 people. Its best-known product is a drone."
+    verifier = ScriptedVerifier({(None, "Its best-known product is a drone."): "contradiction"})
+    cfg = config()
+    claims = sentence_claims(response, cfg, "en")
+    scoring = score_claims(claims, evidence(PASSAGE), verifier, cfg)
+    assert set(scoring.plan.claim_pairs) == {0, 1} and not scoring.failed
+    entailments, unchecked, flags, threshold = judge_claims(
+        response, scoring, evidence(PASSAGE), cfg, 0.8
+    )
+    assert threshold == pytest.approx(0.5)
+    assert len(entailments) == 2 and unchecked == []
+    assert {f.claim_index for f in flags} == {0, 1}
