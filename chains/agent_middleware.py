@@ -45,8 +45,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
 from chains.results import DELIVERABLE, OnFail
-from chains.stream_checks import StreamingConfig
 from chains.streaming import SentenceGuard
+from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

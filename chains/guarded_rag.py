@@ -46,8 +46,8 @@ from chains.generation import (
 )
 from chains.results import DELIVERABLE, Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
-from chains.stream_checks import StreamingConfig
 from chains.streaming import SentenceGuard
+from guardrail.config import StreamingConfig
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

@@ -37,8 +37,9 @@ from langchain_core.runnables.utils import AddableDict
 
 from chains.embeddings import cosine_scores
 from chains.results import DELIVERABLE, OnFail
-from chains.stream_checks import SentenceCheck, StreamingConfig
+from chains.stream_checks import SentenceCheck
 from chains.streaming import SentenceGuard, StreamItem
+from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

@@ -7,13 +7,11 @@ several sentences that complete together are checked in one ``Guardrail.invoke``
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from guardrail.errors import ConfigError
 from guardrail.report import (
     ClaimStatus,
     GuardReport,
@@ -28,50 +26,6 @@ SENTENCE_EVENT = "on_sentence_checked"
 
 _FAILED_CLAIMS = frozenset({ClaimStatus.CONTRADICTED, ClaimStatus.UNSUPPORTED})
 _FAILED_FACTS = frozenset({ValidationStatus.CONTRADICTED, ValidationStatus.HISTORY_CONFLICT})
-
-
-class StreamPolicy(str, Enum):
-    """What a guarded stream does when a sentence fails its check."""
-
-    ANNOTATE = "annotate"
-    """Keep streaming; mark the failed sentence (``annotation`` is emitted right after it)."""
-    STOP = "stop"
-    """End the stream after the failed sentence with ``stop_notice``, then the final report."""
-    BUFFER = "buffer"
-    """Hold each sentence until it is checked; withhold a failed one (``withheld_notice``)."""
-
-
-class StreamingConfig(BaseModel):
-    """Settings of a guarded stream (``GuardrailConfig.streaming`` once wired in)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    policy: StreamPolicy = StreamPolicy.ANNOTATE
-    """What to do when a sentence fails (see :class:`StreamPolicy`)."""
-    annotation: str = " [fact check: {reason}]"
-    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in."""
-    stop_notice: str = "\n[The answer was stopped by the fact checker: {reason}]"
-    """The last text piece under ``stop``."""
-    withheld_notice: str = "[A sentence was withheld by the fact checker: {reason}]"
-    """Replaces a failed sentence under ``buffer``."""
-    final_check: bool = True
-    """Check the whole streamed answer once more at the end, for the final report."""
-
-    @classmethod
-    def load(cls, value: StreamingConfig | dict[str, Any] | str | None) -> StreamingConfig:
-        """From a config, a dict, a policy name, or ``None`` (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, StreamingConfig):
-            return value
-        if isinstance(value, BaseModel):  # the same settings held by another config class
-            value = value.model_dump()
-        if isinstance(value, str):
-            value = {"policy": value}
-        try:
-            return cls.model_validate(value)
-        except ValueError as exc:
-            raise ConfigError(f"invalid streaming config: {exc}") from exc
 
 
 class ClaimVerdict(BaseModel):

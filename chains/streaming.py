@@ -40,12 +40,11 @@ from langchain_core.runnables.config import patch_config
 from chains.stream_checks import (
     SENTENCE_EVENT,
     SentenceCheck,
-    StreamingConfig,
-    StreamPolicy,
     coerce_base,
     error_checks,
     sentence_checks,
 )
+from guardrail.config import StreamingConfig, StreamPolicy
 from guardrail.errors import GuardrailError
 from guardrail.report import GuardReport
 from guardrail.text.sentences import Sentence, split_sentences

@@ -203,6 +203,16 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
     return step
 
 
+def _log(report: GuardReport, config: RunnableConfig) -> None:
+    """One structured log record per checked answer (seed 004's fields and levels); the
+    per-sentence checks of a guarded stream are not logged, their final check is."""
+    if config.get("run_name") == "sentence_check":
+        return
+    from guardrail.observability import log_check
+
+    log_check(report)
+
+
 class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
     """Checks an LLM answer and recommends what to do with it.
 
@@ -327,6 +337,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         for step in self._steps:
             out = step.invoke(out, child)
         report: GuardReport = out
+        _log(report, config)
         return report
 
     async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
@@ -336,6 +347,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         for step in self._steps:
             out = await step.ainvoke(out, child)
         report: GuardReport = out
+        _log(report, config)
         return report
 
     def _tracing_config(self, config: RunnableConfig | None, value: Any) -> RunnableConfig:

@@ -164,8 +164,10 @@ def fit_logistic(
     labels: Sequence[int],
     l2: float = 1.0,
     iterations: int = 50,
+    sample_weights: Sequence[float] | None = None,
 ) -> tuple[dict[str, float], float]:
-    """Weights and bias of an L2-regularised logistic regression (Newton's method, numpy)."""
+    """Weights and bias of an L2-regularised, optionally weighted logistic regression
+    (Newton's method, numpy)."""
     import numpy as np
 
     if not rows or len(set(labels)) < 2:
@@ -173,13 +175,14 @@ def fit_logistic(
     x = np.array([[r.get(k, 0.0) for k in FEATURES] for r in rows], dtype=np.float64)
     x = np.hstack([np.ones((len(rows), 1)), x])
     y = np.asarray(labels, dtype=np.float64)
+    sw = np.ones(len(rows)) if sample_weights is None else np.asarray(sample_weights, float)
     w = np.zeros(x.shape[1])
     reg = np.eye(x.shape[1]) * l2
     reg[0, 0] = 0.0
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -60, 60)))
-        grad = x.T @ (p - y) + reg @ w
-        hess = (x.T * (p * (1 - p))) @ x + reg + np.eye(x.shape[1]) * 1e-9
+        grad = x.T @ (sw * (p - y)) + reg @ w
+        hess = (x.T * (sw * p * (1 - p))) @ x + reg + np.eye(x.shape[1]) * 1e-9
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-8:

@@ -18,8 +18,9 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableGenerator, RunnableLambda
 
 from chains.middleware import REPORT_KEY, with_guardrail
-from chains.stream_checks import SentenceCheck, StreamingConfig
+from chains.stream_checks import SentenceCheck
 from chains.streaming import SentenceGuard, guard_stream
+from guardrail.config import StreamingConfig
 from guardrail.errors import ConfigError
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport, VerdictLabel

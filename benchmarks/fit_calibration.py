@@ -1,0 +1,128 @@
+"""Fit the claim calibrator on a DEV split and choose the claim threshold there.
+
+Input: the claim dump of ``benchmarks/decisions.py --split dev --dump-claims FILE`` (one JSON
+line per labelled claim, with the report's ``features``). The logistic model is fitted with
+each (dataset, label) group weighted equally, so no set and no class drives it; the claim
+threshold is the one that maximises the mean, over the sets, of the response-level balanced
+accuracy of "some claim below the threshold" against "has an unsupported sentence" on the same
+dev data. The test split is never read. Writes the calibration JSON the pipeline loads
+(default: ``guardrail/hallucination/data/calibration.json``) with what it was fitted on.
+
+    .venv/bin/python benchmarks/fit_calibration.py claims_dev.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter, defaultdict
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from guardrail.hallucination.calibration import (  # noqa: E402
+    BUNDLED,
+    FEATURES,
+    ClaimCalibrator,
+    fit_logistic,
+)
+
+SKIP = {"not_checkworthy", "unverified"}
+
+
+def balanced_accuracy(pred: list[bool], gold: list[bool]) -> float:
+    """Mean of the recall of each class (``pred`` / ``gold`` True = flagged / bad)."""
+    pos = [p for p, g in zip(pred, gold, strict=True) if g]
+    neg = [not p for p, g in zip(pred, gold, strict=True) if not g]
+    parts = [sum(x) / len(x) for x in (pos, neg) if x]
+    return sum(parts) / len(parts) if parts else float("nan")
+
+
+def response_scores(rows: list[dict[str, Any]], cal: ClaimCalibrator) -> dict[str, Any]:
+    """Per (dataset, item): lowest calibrated p over its checked claims, and its gold label."""
+    items: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        key = (r["dataset"], r["item_id"])
+        item = items.setdefault(key, {"low": 1.0, "bad": not r["response_supported"]})
+        if r.get("status") in SKIP or not r.get("features"):
+            continue
+        item["low"] = min(item["low"], cal.probability(r["features"]))
+    return items
+
+
+def choose_threshold(
+    rows: list[dict[str, Any]], cal: ClaimCalibrator
+) -> tuple[float, dict[str, float]]:
+    items = response_scores(rows, cal)
+    by_set: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for (dataset, _), item in items.items():
+        by_set[dataset].append(item)
+    best, best_score, best_per = 0.5, -1.0, {}
+    for step in range(2, 99):
+        t = step / 100
+        per = {
+            name: balanced_accuracy([i["low"] < t for i in group], [i["bad"] for i in group])
+            for name, group in by_set.items()
+        }
+        score = sum(per.values()) / len(per)
+        if score > best_score:
+            best, best_score, best_per = t, score, per
+    return best, {k: round(v, 4) for k, v in best_per.items()} | {"mean": round(best_score, 4)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("dump", type=Path, help="claim dump of the DEV split")
+    parser.add_argument("--out", type=Path, default=BUNDLED)
+    parser.add_argument("--l2", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    rows = [json.loads(line) for line in args.dump.read_text(encoding="utf-8").splitlines() if line]
+    splits = {r["split"] for r in rows}
+    if splits - {"dev"}:
+        parser.error(f"the dump must hold the dev split only, found {sorted(splits)}")
+    train = [r for r in rows if r.get("status") not in SKIP and r.get("features")]
+    groups = Counter((r["dataset"], bool(r["label_supported"])) for r in train)
+    weights = [
+        len(train) / (len(groups) * groups[(r["dataset"], bool(r["label_supported"]))])
+        for r in train
+    ]
+    coef, bias = fit_logistic(
+        [r["features"] for r in train],
+        [int(bool(r["label_supported"])) for r in train],
+        l2=args.l2,
+        sample_weights=weights,
+    )
+    cal = ClaimCalibrator(coef, bias, 0.5)
+    threshold, dev = choose_threshold(rows, cal)
+    model = ROOT / "guardrail" / "verifiers" / "bundled" / "model.onnx"
+    sha = hashlib.sha256(model.read_bytes()).hexdigest()[:16] if model.exists() else None
+    claim_dev = balanced_accuracy(
+        [cal.probability(r["features"]) < threshold for r in train],
+        [not r["label_supported"] for r in train],
+    )
+    meta = {
+        "fitted_on": "benchmarks/decisions.py dev split (hash split of QAGS CNN/DM, Factcheck-GPT; WiCE dev file; HaluEval QA hash split)",
+        "claims": len(train),
+        "groups": {
+            f"{d}:{'supported' if s else 'unsupported'}": n for (d, s), n in sorted(groups.items())
+        },
+        "threshold_rule": "maximises the mean over sets of response-level balanced accuracy on dev",
+        "dev_response_balanced_accuracy": dev,
+        "dev_claim_balanced_accuracy": round(claim_dev, 4),
+        "verifier_model_sha256_16": sha,
+        "date": date.today().isoformat(),
+        "features": list(FEATURES),
+    }
+    out = ClaimCalibrator(coef, bias, threshold, meta)
+    args.out.write_text(json.dumps(out.to_json(), indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out.to_json(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
