@@ -6,7 +6,7 @@ Odd and adversarial text, passages, dialogue and knowledge-base data (see
 report that keeps the invariants (spans inside the text, no accept without evidence, no
 contradicted claim delivered unchanged). The verifier is the ``ScriptedVerifier`` test double
 (every pair gets one label, drawn per example); spaCy and the embedder are the real offline
-models, loaded once per process. ``GUARDRAIL_FUZZ_EXAMPLES`` sets the examples per test (25 by
+models, loaded once per process. ``GUARDRAIL_FUZZ_EXAMPLES`` sets the examples per test (15 by
 default); ``benchmarks/reliability.py --examples N`` runs the same strategies at scale.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 from typing import Any
 
 import pytest
@@ -206,3 +207,26 @@ def test_service_rejects_broken_json_with_422(client: Any) -> None:
     for raw in (b"{", b"\xff\xfe", b'{"response": "a"', b"[]", b"null"):
         r = client.post("/v1/check", content=raw, headers={"content-type": "application/json"})
         assert r.status_code == 422, (raw, r.status_code, r.text[:200])
+
+
+@pytest.mark.parametrize("score", ["NaN", "Infinity", "-Infinity", "-3", "1e308", "true", '"0.5"'])
+def test_service_odd_passage_scores_are_422_or_a_report(client: Any, score: str) -> None:
+    body = (
+        '{"response": "Orvik was founded in 1990.", "passages": '
+        f'[{{"text": "Orvik was founded in 1990 in Lyon.", "score": {score}}}]}}'
+    )
+    r = client.post("/v1/check", content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (200, 422), (score, r.status_code, r.text[:300])
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf, -3.0, 1e308])
+def test_invoke_odd_passage_scores_give_a_sound_report(score: float) -> None:
+    data = {
+        "response": "Orvik was founded in 1990.",
+        "passages": [{"text": "Orvik was founded in 1990 in Lyon.", "score": score}],
+    }
+    kind, problems = classify(scripted_guard("entailment").invoke, data)
+    assert kind in ("report", "typed_error") and problems == []
+    if kind == "report":
+        report = scripted_guard("entailment").invoke(data)
+        json.loads(report.model_dump_json())  # serialisable
