@@ -67,9 +67,13 @@ class SpeedConfig(BaseModel):
 
 
 def speed_config(config: HallucinationConfig) -> SpeedConfig:
-    """``config.speed`` when the config has it, else the defaults."""
+    """``config.speed`` when the config has such a section (any model with these fields), else
+    the defaults."""
     speed = getattr(config, "speed", None)
-    return speed if isinstance(speed, SpeedConfig) else SpeedConfig()
+    if speed is None or isinstance(speed, SpeedConfig):
+        return speed or SpeedConfig()
+    data = speed.model_dump() if isinstance(speed, BaseModel) else speed
+    return SpeedConfig.model_validate(data)
 
 
 @dataclass
@@ -153,8 +157,8 @@ def plan_pairs(
     elif candidates and len(candidates[0]) < len(windows):
         selected = [c[:m] for c in candidates]
         notes.append(f"BM25 top-{m} of {len(windows)} windows per claim")
-    else:
-        selected = [c[:m] for c in candidates]
+    else:  # no ranking possible (or needed): every window, as without pruning
+        selected = candidates
         notes.append(f"all {len(windows)} windows per claim")
     for pos, ci in enumerate(checkable):
         plan.claim_windows[ci] = selected[pos]

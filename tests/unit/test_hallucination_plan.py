@@ -1,0 +1,106 @@
+"""Pair planning: BM25 candidate windows, the speed settings, and the NER-only name parse."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from guardrail.config import HallucinationConfig
+from guardrail.hallucination.claims import sentence_claims
+from guardrail.hallucination.evidence import Evidence
+from guardrail.hallucination.plan import SpeedConfig, plan_pairs, speed_config
+from guardrail.hallucination.pruning import LexicalIndex, lexical_terms
+from guardrail.hallucination.windows import make_windows
+
+WINDOWS = [
+    "The board meets monthly and reviews safety, hiring and product quality.",
+    "Castell Foods was founded in 1987 and has its headquarters in Porto.",
+    "The company employs about 3,400 people across Europe.",
+    "Customers are mostly mid-sized manufacturers and logistics firms.",
+]
+
+
+def test_terms_are_stemmed_content_words_and_bare_numbers() -> None:
+    assert lexical_terms("It employs about 3,400 people in 2019.") == [
+        "emplo",
+        "peopl",
+        "3400",
+        "2019",
+    ]
+
+
+def test_bm25_ranks_the_window_with_the_claims_number_and_name_first() -> None:
+    index = LexicalIndex(WINDOWS)
+    assert index.top("The firm has 3,400 employees.", 1) == [2]
+    assert index.top("Castell Foods is based in Porto.", 2)[0] == 1
+    assert index.top("Nothing shared here at all.", 4) == [0, 1, 2, 3]  # ties: in order
+
+
+def test_number_match_outweighs_shared_common_words() -> None:
+    index = LexicalIndex(
+        ["The company reviews product quality monthly.", "Revenue was 120 million euros."]
+    )
+    assert index.top("The company reported 120 million in revenue.", 1) == [1]
+
+
+def evidence() -> Evidence:
+    ev = Evidence(window_tokens=400, window_stride=400)
+    for i, text in enumerate(WINDOWS * 2):
+        ev.windows += make_windows(text, i, 400, 400)
+    return ev
+
+
+class WithSpeed(HallucinationConfig):
+    speed: SpeedConfig = SpeedConfig()
+
+
+def test_plan_without_embedder_uses_bm25_and_the_window_cap() -> None:
+    cfg = WithSpeed(
+        logical_consistency=False,
+        top_m_windows=6,
+        speed=SpeedConfig(lexical_candidates=4, embed_candidates=False, max_windows_per_claim=2),
+    )
+    claims = sentence_claims("The company employs 3,400 people.", cfg, "en")
+    notes: list[str] = []
+    plan = plan_pairs(claims, [0], evidence(), cfg, None, notes)
+    assert [w % 4 for w in plan.claim_windows[0]] == [2, 2]  # both copies of the staff window
+    assert len(plan.pairs) == 2
+    assert notes == ["BM25 top-2 of 8 windows per claim"]
+
+
+def test_default_speed_keeps_every_window_when_there_is_no_embedder() -> None:
+    cfg = HallucinationConfig(logical_consistency=False, top_m_windows=6)
+    claims = sentence_claims("The company employs 3,400 people.", cfg, "en")
+    plan = plan_pairs(claims, [0], evidence(), cfg, None, [])
+    assert plan.claim_windows[0] == list(range(8))
+
+
+def test_speed_section_rejects_typos_and_is_read_from_any_model() -> None:
+    with pytest.raises(ValidationError, match="lexical_candidate"):
+        SpeedConfig(lexical_candidate=3)  # type: ignore[call-arg]
+    assert speed_config(HallucinationConfig()) == SpeedConfig()
+    assert (
+        speed_config(WithSpeed(speed=SpeedConfig(early_exit_entailment=0.9))).early_exit_entailment
+        == 0.9
+    )
+
+
+def test_entity_parser_gives_the_full_pipelines_entities() -> None:
+    from guardrail.errors import GuardrailError
+    from guardrail.nlp import load_spacy
+    from guardrail.stages.hallucination import EntityParser
+
+    try:
+        nlp = load_spacy()
+    except GuardrailError as exc:
+        pytest.skip(f"spaCy model not installed: {exc}")
+    texts = [
+        "Mara Olsen has led Orvik Labs in Tampere since 2011.",
+        "Its best-known product is a soil sensor, sold in more than twenty countries.",
+        "Pellan Energy reported revenue of 640 million euros last year.",
+    ]
+    parser = EntityParser(nlp, texts)
+    for text in texts:
+        full = [(e.text, e.label_, e.start_char) for e in nlp(text).ents]
+        assert [(e.text, e.label_, e.start_char) for e in parser(text).ents] == full
+    assert parser("Tomas Ruiz moved to Graz.").ents  # unseen texts are parsed on demand
