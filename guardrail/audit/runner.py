@@ -212,6 +212,9 @@ def run_audit(opts: AuditOptions) -> dict[str, Any]:
         # Each answer's result must not depend on which answers its worker saw before (the
         # engines and a resumed run share rows out differently): no cross-answer cache.
         config["models"]["embedding_cache_size"] = 0
+    speed = config.get("hallucination", {}).get("speed")
+    if isinstance(speed, dict) and "score_cache_size" in speed:
+        speed["score_cache_size"] = 0
     config_text = json.dumps(config, sort_keys=True)
     manifest = {
         "input": str(opts.input.resolve()),

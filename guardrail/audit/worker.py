@@ -52,8 +52,24 @@ def build_guardrail(config: dict[str, Any], cpus: int) -> Any:
 
         verifier = load_verifier(None, threads=max(1, cpus))
     guard = Guardrail(cfg, verifier=verifier)
+    _no_cross_answer_scores(guard)
     guard.invoke(WARMUP)
     return guard
+
+
+def _no_cross_answer_scores(guard: Any) -> None:
+    """Make each answer's result independent of the answers this worker checked before.
+
+    The hallucination stage keeps a (premise, hypothesis) score cache across calls, and the
+    int8 verifier's scores depend slightly on the other pairs in their batch, so a cached score
+    differs from a fresh one by up to ~1e-3: results would depend on which rows a worker saw
+    first (engines and resumed runs share rows out differently). The config has no switch for
+    it yet (the runner sets ``hallucination.speed.score_cache_size`` to 0 once it has), so the
+    cache slot of this guardrail's resources is filled with "no cache".
+    """
+    resources = getattr(guard, "resources", None)
+    if resources is not None and hasattr(resources, "set"):
+        resources.set("hallucination.score_cache", None)
 
 
 def check_row(guard: Any, row: dict[str, Any]) -> dict[str, Any]:
