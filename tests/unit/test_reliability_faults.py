@@ -306,3 +306,41 @@ def test_a_read_only_store_does_not_fail_the_check_over_http(tmp_path: Path) -> 
         assert violations(GuardReport.model_validate(r.json()), GOOD) == []
         again = client.post("/v1/check", json={**GOOD, "session_id": "s"})
         assert again.status_code == 200 and again.headers.get("location")
+
+
+def test_a_locked_sqlite_kb_fails_closed_and_the_guard_recovers(tmp_path: Path) -> None:
+    from guardrail.knowledge import SQLiteKnowledgeBase, entities_from_data
+
+    kb = SQLiteKnowledgeBase(tmp_path / "kb.sqlite", create=True, timeout=0.2)
+    kb.import_entities(entities_from_data(KB))
+    guard = guard_with()
+    data = {**GOOD, "knowledge_base": kb}
+    holder = sqlite3.connect(tmp_path / "kb.sqlite", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the file
+    try:
+        report = guard.invoke(data)
+    except GuardrailError:
+        pass
+    else:
+        failed = [s for s in report.stages if s.status.value == "failed"]
+        assert failed and any("locked" in (s.reason or "") for s in failed), report.stages
+        assert report.action.value not in DELIVERED
+        assert violations(report, GOOD) == []
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    report = guard.invoke(data)
+    assert not any(s.status.value == "failed" for s in report.stages), report.stages
+
+
+class NoCoverVerifier(FaultyVerifier):
+    def covers(self, language: str | None) -> bool:
+        raise RuntimeError("language table missing")
+
+
+def test_a_verifier_whose_covers_raises_is_never_delivered() -> None:
+    report = guard_with(NoCoverVerifier()).invoke(GOOD)
+    assert report.action.value not in DELIVERED
+    assert "language table missing" in report.model_dump_json()
+    assert violations(report, GOOD) == []
