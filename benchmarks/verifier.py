@@ -134,29 +134,50 @@ def fixed_threshold(dev: dict[str, tuple[np.ndarray, np.ndarray]]) -> float:
 
 
 def run_accuracy(
-    verifier: Verifier, limit: int, only: set[str] | None = None
+    verifier: Verifier,
+    limit: int,
+    only: set[str] | None = None,
+    max_windows: int = 8,
+    cache: Path | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Per-dataset results and the fixed threshold (value, the dev splits it was chosen on)."""
+    """Per-dataset results and the fixed threshold (value, the dev splits it was chosen on).
+
+    ``cache``: a JSON file keeping each finished dataset's scores, so an interrupted run
+    continues where it stopped (delete it when the model changes)."""
     results: dict[str, Any] = {}
+    saved: dict[str, Any] = json.loads(cache.read_text()) if cache and cache.exists() else {}
+
+    def keep(name: str, value: Any) -> Any:
+        saved[name] = value
+        if cache:
+            cache.write_text(json.dumps(saved))
+        logging.info("%s done", name)
+        return value
+
     for name, rows in three_way_sets(limit).items():
         if only and name not in only:
             continue
-        preds = verifier.predict([(p, h) for p, h, _ in rows])
-        correct = sum(p.label == gold for p, (_, _, gold) in zip(preds, rows, strict=True))
-        results[name] = {"accuracy_3way": round(100 * correct / len(rows), 2), "n": len(rows)}
-        logging.info("%s done", name)
+        if name not in saved:
+            preds = verifier.predict([(p, h) for p, h, _ in rows])
+            correct = sum(p.label == gold for p, (_, _, gold) in zip(preds, rows, strict=True))
+            keep(name, {"accuracy_3way": round(100 * correct / len(rows), 2), "n": len(rows)})
+        results[name] = saved[name]
     scored: dict[str, dict[str, np.ndarray]] = {}
     for name, (dev, test) in binary_sets(limit, only).items():
-        dev_scores, _ = windowed_entailment(verifier, dev)
-        test_scores, argmax_pred = windowed_entailment(verifier, test)
-        scored[name] = {
-            "dev_y": np.array([y for *_, y in dev]),
-            "dev_p": dev_scores,
-            "test_y": np.array([y for *_, y in test]),
-            "test_p": test_scores,
-            "argmax": argmax_pred,
-        }
-        logging.info("%s done", name)
+        if name not in saved:
+            dev_scores, _ = windowed_entailment(verifier, dev, max_windows)
+            test_scores, argmax_pred = windowed_entailment(verifier, test, max_windows)
+            keep(
+                name,
+                {
+                    "dev_y": [y for *_, y in dev],
+                    "dev_p": dev_scores.tolist(),
+                    "test_y": [y for *_, y in test],
+                    "test_p": test_scores.tolist(),
+                    "argmax": argmax_pred.tolist(),
+                },
+            )
+        scored[name] = {k: np.array(v) for k, v in saved[name].items()}
     threshold = fixed_threshold({n: (s["dev_y"], s["dev_p"]) for n, s in scored.items()})
     for name, s in scored.items():
         tuned = best_threshold(s["dev_y"], s["dev_p"])
@@ -242,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="comma-separated dataset names (default: all)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     parser.add_argument(
+        "--max-windows", type=int, default=8, help="premise windows scored per item (max)"
+    )
+    parser.add_argument(
+        "--cache", default=None, help="JSON of finished datasets' scores (resume a long run)"
+    )
+    parser.add_argument(
         "--previous",
         default=str(PREVIOUS),
         help="results JSON of the previously shipped model, shown beside (same limit)",
@@ -258,7 +285,11 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"model": str(model_dir), "limit": args.limit}
     if not args.skip_accuracy:
         only = set(args.only.split(",")) if args.only else None
-        results["accuracy"], results["fixed_threshold"] = run_accuracy(verifier, args.limit, only)
+        cache = Path(args.cache) if args.cache else None
+        results["accuracy"], results["fixed_threshold"] = run_accuracy(
+            verifier, args.limit, only, args.max_windows, cache
+        )
+        results["max_windows"] = args.max_windows
         results["ship_score"] = ship_score(results["accuracy"])
     torch_dir = Path(args.torch_model) if args.torch_model else None
     config_file = model_dir / "config.json"
@@ -289,7 +320,11 @@ def print_table(results: dict[str, Any], previous: dict[str, Any] | None = None)
     previous = previous or {}
     prev_acc = previous.get("accuracy", {})
     prev_name = previous.get("version", "prev")
-    print(f"\nverifier: {results['model']}  (limit {results['limit'] or 'none'})")
+    windows = results.get("max_windows", 8)
+    print(
+        f"\nverifier: {results['model']}  (limit {results['limit'] or 'none'} per split, "
+        f"at most {windows} premise windows per item)"
+    )
     if previous:
         print(
             f"previous: {previous.get('model')} ({prev_name}, limit {previous.get('limit') or 'none'})"
