@@ -46,6 +46,7 @@ ADVERSARIAL = [
     "The café is in 東京 and the Москва office opened in 1990.",
     "👩‍👩‍👧‍👦 family 🇫🇷 flag 🏳️‍🌈 and ‍zero‍width‌joiners​here.",
     "\u202eevil reversed text\u202c and \ufeffBOM",
+    "İSTANBUL ﬁnance on Straße 5 was founded in 1990; e\u0301te\u0301 ǅ.",
     "He said \"the meeting is at 2pm and 'never ended",
     "<script>alert(1)</script><b>The meeting</b> is at <i>2pm</i>.",
     "# Title\n\n* **Bold** item\n* `code` item\n\n```python\nprint('x')\n```\n| a | b |\n|---|---|",

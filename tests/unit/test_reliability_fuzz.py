@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from guardrail import Guardrail, GuardReport
 from guardrail.errors import GuardrailError, InputError
 from tests.reliability_strategies import (
+    ADVERSARIAL,
     EXAMPLES,
     INJECTION,
     classify,
@@ -73,6 +74,13 @@ def test_contradicting_evidence_is_never_delivered_unchanged(response: str, extr
     data = {"response": response, "passages": ["Orvik was founded in 1985 in Graz."]}
     kind, problems = classify(scripted_guard("contradiction").invoke, data)
     assert kind == "report" and problems == []
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_every_adversarial_text_as_response_and_passage(text: str) -> None:
+    data = {"query": text, "response": text, "passages": [text, f"Orvik was founded. {text}"]}
+    kind, problems = classify(scripted_guard("contradiction").invoke, data)
+    assert kind != "escaped" and problems == [], problems
 
 
 @pytest.mark.parametrize("injection", INJECTION)
