@@ -79,7 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("dump", type=Path, help="claim dump of the DEV split")
     parser.add_argument("--out", type=Path, default=BUNDLED)
-    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--l2", type=float, default=10.0, help="ridge penalty (dev data is small: keep it strong)"
+    )
+    parser.add_argument(
+        "--features",
+        nargs="+",
+        choices=FEATURES,
+        default=["logit_entail", "contradiction", "missing_specific"],
+        help="features in the model (the others get weight 0); fewer features overfit less",
+    )
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.dump.read_text(encoding="utf-8").splitlines() if line]
     splits = {r["split"] for r in rows}
@@ -92,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         for r in train
     ]
     coef, bias = fit_logistic(
-        [r["features"] for r in train],
+        [{k: r["features"][k] for k in args.features} for r in train],
         [int(bool(r["label_supported"])) for r in train],
         l2=args.l2,
         sample_weights=weights,
     )
+    coef = {k: v for k, v in coef.items() if k in args.features}
     cal = ClaimCalibrator(coef, bias, 0.5)
     threshold, dev = choose_threshold(rows, cal)
     model = ROOT / "guardrail" / "verifiers" / "bundled" / "model.onnx"
@@ -116,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         "dev_claim_balanced_accuracy": round(claim_dev, 4),
         "verifier_model_sha256_16": sha,
         "date": date.today().isoformat(),
-        "features": list(FEATURES),
+        "features": list(args.features),
+        "l2": args.l2,
     }
     out = ClaimCalibrator(coef, bias, threshold, meta)
     args.out.write_text(json.dumps(out.to_json(), indent=1) + "\n", encoding="utf-8")
