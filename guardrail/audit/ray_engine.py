@@ -68,6 +68,7 @@ def start_ray(workers: int, cpus_per_worker: int) -> bool:
             f"to run on a cluster"
         )
     ray.init(
+        address="local",  # a new instance, never another driver's local one
         num_cpus=cpus,
         include_dashboard=False,
         logging_level=logging.WARNING,

@@ -45,6 +45,9 @@ def build_guardrail(config: dict[str, Any], cpus: int) -> Any:
     """
     from guardrail import Guardrail, GuardrailConfig
 
+    # The results table is the audit's record of every answer; one log line per answer on the
+    # workers' stderr would only bury the progress bar.
+    logging.getLogger("guardrail.check").setLevel(logging.CRITICAL + 1)
     cfg = GuardrailConfig.load(config)
     verifier = None
     if cfg.models.verifier is None:
