@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
     train.add_argument(
         "--bf16",
         action="store_true",
-        help="bfloat16 autocast (about 1.5x faster on CPUs with AVX512-BF16/AMX)",
+        help="bfloat16 autocast (about 1.5x faster on CPUs with AVX512-BF16/AMX; emulated and far slower without)",
     )
     train.add_argument(
         "--exclude",
