@@ -34,9 +34,9 @@ DELIVERED = ("accept", "accept_with_flags", "correct_and_deliver")
 
 
 def nan_prediction() -> NLIPrediction:
-    return NLIPrediction.model_construct(
-        entailment=math.nan, neutral=math.nan, contradiction=math.nan
-    )
+    """NaN scores, which ``NLIPrediction`` accepts as they are (its label is then
+    ``entailment``)."""
+    return NLIPrediction(entailment=math.nan, neutral=math.nan, contradiction=math.nan)
 
 
 FAULTS: dict[str, Any] = {
