@@ -218,11 +218,14 @@ def table(results: dict[str, dict[str, Any]], split: str) -> str:
     ]  # fmt: skip
     rows += [(f"action {a}", a, lambda m, a=a: m["actions"][a]) for a in ACTIONS]
     names = list(results)
-    width = max(10, *(len(n) for n in names))
+    grid = [
+        [getter(results[n]) if getter else _fmt(results[n][key]) for n in names]
+        for _, key, getter in rows
+    ]
+    width = max(10, *(len(n) for n in names), *(len(str(c)) for cells in grid for c in cells))
     head = f"{'split ' + split:<40}" + "".join(f"{n:>{width + 2}}" for n in names) + "  target"
     lines = [head, "-" * len(head)]
-    for label, key, getter in rows:
-        cells = [getter(results[n]) if getter else _fmt(results[n][key]) for n in names]
+    for (label, key, _), cells in zip(rows, grid, strict=True):
         lines.append(
             f"{label:<40}"
             + "".join(f"{c:>{width + 2}}" for c in cells)
@@ -368,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         return merge_files(args.merge, args.out)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", stream=sys.stderr)
     LOG.setLevel(logging.INFO)
+    logging.getLogger("guardrail").setLevel(logging.ERROR)  # one warning per regenerate
     root = data_dir(args.data_dir)
     if not root.is_dir():
         print(f"no data at {root}: pass --data-dir or set GUARDRAIL_DATA_DIR", file=sys.stderr)
