@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-EXAMPLES = int(os.environ.get("GUARDRAIL_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("GUARDRAIL_FUZZ_EXAMPLES", "10"))
 """Examples per fuzz test (quick in the suite; the benchmark passes ``--examples``)."""
 
 INJECTION = [

@@ -6,7 +6,7 @@ Odd and adversarial text, passages, dialogue and knowledge-base data (see
 report that keeps the invariants (spans inside the text, no accept without evidence, no
 contradicted claim delivered unchanged). The verifier is the ``ScriptedVerifier`` test double
 (every pair gets one label, drawn per example); spaCy and the embedder are the real offline
-models, loaded once per process. ``GUARDRAIL_FUZZ_EXAMPLES`` sets the examples per test (15 by
+models, loaded once per process. ``GUARDRAIL_FUZZ_EXAMPLES`` sets the examples per test (10 by
 default); ``benchmarks/reliability.py --examples N`` runs the same strategies at scale.
 """
 
