@@ -10,6 +10,9 @@ short premises and miss invented specifics on long ones. A small logistic model 
 - ``missing_specific`` — names, numbers and dates of the claim found in no evidence text
   (capped at 3),
 - ``log_tokens`` — log of the claim's word count,
+- ``verbatim`` — 1 when the claim stands word for word in the evidence (case, spacing and
+  final punctuation aside): such a claim is supported (``p_supported`` ≥ ``VERBATIM_P``)
+  whatever the verifier says — quoting the source is the plainest support there is,
 
 gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
 ``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
@@ -43,7 +46,11 @@ FEATURES: tuple[str, ...] = (
     "missing_content",
     "missing_specific",
     "log_tokens",
+    "verbatim",
 )
+
+VERBATIM_P = 0.99
+"""``p_supported`` of a claim found word for word in the evidence."""
 
 BUNDLED = Path(__file__).with_name("data") / "calibration.json"
 
@@ -72,17 +79,24 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .!?;:,")
+
+
 @dataclass(frozen=True)
 class EvidenceIndex:
     """The evidence texts joined, with the word stems they contain (built once per check)."""
 
     text: str
     stems: frozenset[str]
+    flat: str = ""
+    """Lower-cased with single spaces (for the verbatim test)."""
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> EvidenceIndex:
         joined = "\n".join(texts)
-        return cls(joined, frozenset(_stem(w) for w in content_words(joined)))
+        flat = " ".join(joined.lower().split())
+        return cls(joined, frozenset(_stem(w) for w in content_words(joined)), flat)
 
 
 def claim_features(
@@ -103,6 +117,7 @@ def claim_features(
         "missing_content": round(missing, 4),
         "missing_specific": float(min(len(specifics), 3)),
         "log_tokens": round(math.log(1 + len(claim_text.split())), 4),
+        "verbatim": float(len(words) >= 3 and _flat(claim_text) in evidence.flat),
     }
 
 
@@ -118,7 +133,8 @@ class ClaimCalibrator:
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.bias + sum(w * features.get(k, 0.0) for k, w in self.weights.items())
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return max(p, VERBATIM_P) if features.get("verbatim") else p
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -243,6 +243,18 @@ def test_features_see_invented_specifics_and_unknown_words() -> None:
     assert math.isclose(ok["logit_entail"], math.log(0.6 / 0.4), abs_tol=1e-3)
 
 
+def test_a_claim_quoted_from_the_evidence_is_supported() -> None:
+    index = EvidenceIndex.of(
+        ["Claims must be submitted in Concur within 30 days.  Meals are paid."]
+    )
+    pred = NLIPrediction(entailment=0.3, neutral=0.3, contradiction=0.4)  # a confused verifier
+    quoted = claim_features("claims must be submitted in Concur within 30 days", pred, 0.4, index)
+    changed = claim_features("Claims must be submitted in Concur within 60 days.", pred, 0.4, index)
+    cal = ClaimCalibrator.load()
+    assert quoted["verbatim"] == 1.0 and cal.probability(quoted) >= 0.99
+    assert changed["verbatim"] == 0.0 and cal.probability(changed) < cal.threshold
+
+
 def test_bundled_calibration_loads_and_is_monotone_in_entailment() -> None:
     cal = ClaimCalibrator.load()
     assert 0.0 < cal.threshold < 1.0 and set(cal.weights) <= set(FEATURES)
