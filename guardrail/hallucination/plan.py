@@ -58,7 +58,8 @@ class SpeedConfig(BaseModel):
     """Re-rank the lexical survivors by embedding cosine (false: BM25 order, no window
     embeddings at all)."""
     max_windows_per_claim: int = 0
-    """Cap on the windows scored per claim, below ``top_m_windows`` (0 = no cap)."""
+    """Cap on the windows scored per claim, below ``top_m_windows`` (0 = no cap; not applied
+    when ``top_m_windows`` is 0, which asks for every window)."""
     early_exit_entailment: float | None = None
     """Score each claim's best window first; stop there when its entailment reaches this
     (``None`` = score every selected window in one call)."""
@@ -89,7 +90,16 @@ class Plan:
     """(claim, turn sentence, pair index)."""
 
 
-def _windows_per_claim(
+def windows_per_claim(config: HallucinationConfig, speed: SpeedConfig, n: int) -> int:
+    """How many windows each claim is scored against: ``top_m_windows`` capped by
+    ``max_windows_per_claim``; ``top_m_windows = 0`` asks for every window, uncapped."""
+    if config.top_m_windows <= 0:
+        return n
+    m = min(config.top_m_windows, n)
+    return min(m, speed.max_windows_per_claim) if speed.max_windows_per_claim > 0 else m
+
+
+def _candidate_windows(
     claims: list[Claim],
     checkable: list[int],
     evidence: Evidence,
@@ -98,9 +108,7 @@ def _windows_per_claim(
 ) -> tuple[list[list[int]], bool]:
     """Lexical candidates per claim, and whether the embedding still has to choose among them."""
     n = len(evidence.windows)
-    m = config.top_m_windows if config.top_m_windows > 0 else n
-    if speed.max_windows_per_claim > 0:
-        m = min(m, speed.max_windows_per_claim)
+    m = windows_per_claim(config, speed, n)
     if m >= n:
         return [list(range(n)) for _ in checkable], False
     k = speed.lexical_candidates
@@ -124,10 +132,8 @@ def plan_pairs(
     speed = speed or speed_config(config)
     plan = Plan()
     windows = evidence.windows
-    m = config.top_m_windows if config.top_m_windows > 0 else len(windows)
-    if speed.max_windows_per_claim > 0:
-        m = min(m, speed.max_windows_per_claim)
-    candidates, need_rank = _windows_per_claim(claims, checkable, evidence, config, speed)
+    m = windows_per_claim(config, speed, len(windows))
+    candidates, need_rank = _candidate_windows(claims, checkable, evidence, config, speed)
     need_logic = config.logical_consistency and len(checkable) > 1
     need_prior = bool(evidence.turn_sentences) and bool(checkable)
     ranked = sorted({w for c in candidates for w in c}) if need_rank else []
