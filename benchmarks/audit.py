@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import resource
 import sys
@@ -62,7 +63,12 @@ def run(src: Path, workdir: Path, engine: str, workers: int, chunk: int) -> dict
     )  # fmt: skip
     wall = time.perf_counter() - start
     checked = summary["rows"]["checked"] + summary["rows"]["check_errors"]
+    import pyarrow.parquet as pq
+
+    cpu = [c for c in pq.read_table(out / "results.parquet", columns=["cpu_ms"]).column(0)
+           .to_pylist() if c is not None]  # fmt: skip
     return {
+        "cpu_rate": 1000.0 * len(cpu) / sum(cpu) if cpu else None,
         "engine": engine,
         "workers": workers,
         "answers": checked,
@@ -92,40 +98,54 @@ def main() -> None:
 
     configs = [("local", 1), ("local", 2)] + ([] if args.skip_ray else [("ray", 2)])
     rows = []
+    load_before = os.getloadavg()[0]
     for engine, workers in configs:
         print(f"running {engine} × {workers} on {args.answers} answers …", file=sys.stderr)
         rows.append(run(src, work, engine, workers, args.chunk_size))
     worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    load_after = os.getloadavg()[0]
 
     print(f"input: {args.answers} synthetic answers (benchmarks/latency.py generator, seed "
           f"{args.seed}); chunks of {args.chunk_size}; {work}")  # fmt: skip
     print()
+    print(f"load average (1 min) {load_before:.1f} before, {load_after:.1f} after, on "
+          f"{os.cpu_count()} CPUs")  # fmt: skip
     print(f"{'engine':<10}{'workers':>8}{'wall s':>9}{'ans/s wall':>12}{'ans/s steady':>14}"
-          f"{'per CPU':>9}")  # fmt: skip
+          f"{'per CPU':>9}{'ans/CPU-s':>11}")  # fmt: skip
     for r in rows:
         steady = r["steady_rate"]
         per_cpu = steady / r["workers"] if steady else float("nan")
         print(f"{r['engine']:<10}{r['workers']:>8}{r['wall_s']:>9.1f}{r['wall_rate']:>12.2f}"
-              f"{steady or float('nan'):>14.2f}{per_cpu:>9.2f}")  # fmt: skip
+              f"{steady or float('nan'):>14.2f}{per_cpu:>9.2f}"
+              f"{r['cpu_rate'] or float('nan'):>11.2f}")  # fmt: skip
     same = all(r["verdicts"] == rows[0]["verdicts"] for r in rows)
     print(f"verdict counts equal across engines: {same} ({rows[0]['verdicts']})")
     print(f"peak resident memory of one local worker: {worker_mb:.0f} MB")
 
     basis = rows[-1]
-    per_cpu = (basis["steady_rate"] or basis["wall_rate"]) / basis["workers"]
+    wall_cpu = (basis["steady_rate"] or basis["wall_rate"]) / basis["workers"]
+    cpu_rate = basis["cpu_rate"] or wall_cpu
     need = TARGET_PER_HOUR / 3600.0
-    cpus = math.ceil(need / (per_cpu * HEADROOM))
-    nodes = math.ceil(cpus / NODE_CPUS)
+
+    def size(per_cpu: float) -> tuple[int, int]:
+        cpus = math.ceil(need / (per_cpu * HEADROOM))
+        return cpus, math.ceil(cpus / NODE_CPUS)
+
+    cpus, nodes = size(cpu_rate)
+    wall_cpus, wall_nodes = size(wall_cpu)
     mem = math.ceil(NODE_CPUS * worker_mb / 1024.0 * 1.25)
     print()
     print(
-        f"Estimate for {TARGET_PER_HOUR:,} answers per hour ({need:.0f} answers/s): one CPU "
-        f"checks {per_cpu:.2f} answers/s ({basis['engine']} × {basis['workers']}, steady). "
-        f"Planning at {HEADROOM:.0%} of that for stragglers and skew, the audit needs about "
-        f"{cpus} CPUs — {nodes} nodes of {NODE_CPUS} vCPUs with one 1-CPU actor per vCPU "
-        f"(--engine ray --workers {cpus} --cpus-per-worker 1) and about {mem} GB of memory per "
-        f"node ({worker_mb:.0f} MB per actor). The figure is measured on a shared 2-core "
-        f"machine; on dedicated cores expect fewer nodes. Scaling is linear: actors share "
+        f"Estimate for {TARGET_PER_HOUR:,} answers per hour ({need:.0f} answers/s): an actor "
+        f"checks {cpu_rate:.2f} answers per CPU-second ({basis['engine']} × "
+        f"{basis['workers']}, measured as CPU time per answer, which a shared machine does not "
+        f"inflate). Planning at {HEADROOM:.0%} of that for stragglers and skew, the audit needs "
+        f"about {cpus} CPUs — {nodes} nodes of {NODE_CPUS} vCPUs, one 1-CPU actor per vCPU "
+        f"(--engine ray --workers {cpus} --cpus-per-worker 1), about {mem} GB of memory per "
+        f"node ({worker_mb:.0f} MB per actor). From the wall-clock rate on this machine "
+        f"({wall_cpu:.2f} answers/s per CPU, load average {load_after:.0f} on "
+        f"{os.cpu_count()} CPUs) it would be {wall_cpus} CPUs ({wall_nodes} nodes): "
+        f"the upper bound when cores are shared as here. Scaling is linear: actors share "
         f"nothing, each answer is independent, and the driver only reads the input and lists "
         f"the parts."
     )

@@ -45,6 +45,7 @@ COLUMNS: dict[str, str] = {
     "reason": "string",
     "timings": "string",
     "total_ms": "float64",
+    "cpu_ms": "float64",
     "query": "string",
     "response": "string",
 }
@@ -73,10 +74,13 @@ def _ids(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row.get(k) for k in ("key", "index", "session_id", "turn_id")}
 
 
-def error_result(row: dict[str, Any], reason: str, elapsed_ms: float = 0.0) -> dict[str, Any]:
+def error_result(
+    row: dict[str, Any], reason: str, elapsed_ms: float = 0.0, cpu_ms: float | None = None
+) -> dict[str, Any]:
     """The result row of an input the guardrail refused (``status`` ``error``)."""
     out: dict[str, Any] = dict.fromkeys(COLUMNS)
     out.update(_ids(row), status="error", error=reason, total_ms=round(elapsed_ms, 3))
+    out["cpu_ms"] = None if cpu_ms is None else round(cpu_ms, 3)
     try:
         data = json.loads(row.get("payload") or "{}")
         out["query"], out["response"] = data.get("query"), str(data.get("response"))
@@ -85,7 +89,9 @@ def error_result(row: dict[str, Any], reason: str, elapsed_ms: float = 0.0) -> d
     return out
 
 
-def report_result(row: dict[str, Any], report: dict[str, Any], elapsed_ms: float) -> dict[str, Any]:
+def report_result(
+    row: dict[str, Any], report: dict[str, Any], elapsed_ms: float, cpu_ms: float | None = None
+) -> dict[str, Any]:
     """The result row of one checked answer, from ``GuardReport.model_dump(mode="json")``."""
     verdict = report.get("verdict") or {}
     rec = report.get("recommendation") or {}
@@ -121,6 +127,7 @@ def report_result(row: dict[str, Any], report: dict[str, Any], elapsed_ms: float
         reason=rec.get("reason") or rec.get("guidance"),
         timings=json.dumps(report.get("timings_ms") or {}, sort_keys=True),
         total_ms=round(elapsed_ms, 3),
+        cpu_ms=None if cpu_ms is None else round(cpu_ms, 3),
         query=data.get("query"),
         response=data.get("response"),
     )

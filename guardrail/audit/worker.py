@@ -76,17 +76,22 @@ def _no_cross_answer_scores(guard: Any) -> None:
 
 
 def check_row(guard: Any, row: dict[str, Any]) -> dict[str, Any]:
-    """Check one audit row (``key``, ``index``, ids, ``payload``) → one result row."""
-    start = time.perf_counter()
+    """Check one audit row (``key``, ``index``, ids, ``payload``) → one result row.
+
+    ``total_ms`` is wall time; ``cpu_ms`` the worker's CPU time for the row, which stays
+    meaningful when the machine is shared.
+    """
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         data = json.loads(row["payload"])
         report = guard.invoke(data)
     except GuardrailError as exc:
-        return error_result(row, f"{type(exc).__name__}: {exc}", _ms(start))
+        return error_result(row, f"{type(exc).__name__}: {exc}", _ms(start), _cpu_ms(cpu))
     except Exception as exc:  # noqa: BLE001 - one bad row must not stop the run; it is recorded
         logger.warning("audit: row %s failed: %r", row.get("key"), exc)
-        return error_result(row, f"unexpected {type(exc).__name__}: {exc}", _ms(start))
-    return report_result(row, report.model_dump(mode="json"), _ms(start))
+        reason = f"unexpected {type(exc).__name__}: {exc}"
+        return error_result(row, reason, _ms(start), _cpu_ms(cpu))
+    return report_result(row, report.model_dump(mode="json"), _ms(start), _cpu_ms(cpu))
 
 
 def check_rows(guard: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,3 +101,7 @@ def check_rows(guard: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
+
+
+def _cpu_ms(start: float) -> float:
+    return (time.process_time() - start) * 1000.0
