@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
@@ -30,6 +31,9 @@ class NLIPrediction(BaseModel):
 
     @model_validator(mode="after")
     def _normalised(self) -> NLIPrediction:
+        values = (self.entailment, self.neutral, self.contradiction)
+        if not all(math.isfinite(v) and v >= 0.0 for v in values):
+            raise ValueError(f"NLI probabilities must be finite and non-negative, got {values}")
         total = self.entailment + self.neutral + self.contradiction
         if total <= 0:
             raise ValueError("NLI probabilities must not all be zero")

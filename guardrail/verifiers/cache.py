@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -91,6 +92,24 @@ class ScoreCache:
             }
 
 
+def checked_prediction(value: Any) -> NLIPrediction:
+    """``value`` as a valid :class:`NLIPrediction` (finite, non-negative scores), else a
+    ``VerifierError`` saying what came back."""
+    if isinstance(value, NLIPrediction):
+        scores = (value.entailment, value.neutral, value.contradiction)
+        if all(math.isfinite(v) for v in scores):
+            return value
+    try:
+        return NLIPrediction.model_validate(
+            value if isinstance(value, dict) else getattr(value, "__dict__", value)
+        )
+    except (ValueError, TypeError) as exc:
+        raise VerifierError(
+            f"verifier returned a malformed prediction {value!r}: expected finite "
+            "entailment / neutral / contradiction probabilities"
+        ) from exc
+
+
 def cached_predict(verifier: Any, pairs: Sequence[Pair], cache: ScoreCache) -> list[NLIPrediction]:
     """``verifier.predict(pairs)`` through ``cache``: one call with the distinct misses only.
 
@@ -107,6 +126,7 @@ def cached_predict(verifier: Any, pairs: Sequence[Pair], cache: ScoreCache) -> l
             raise VerifierError(
                 f"verifier returned {len(preds)} predictions for {len(missing)} pairs"
             )
+        preds = [checked_prediction(p) for p in preds]  # nothing malformed is ever cached
         fresh = dict(zip(missing, preds, strict=True))
         cache.put_many(list(fresh.items()))
         found = [f if f is not None else fresh[k] for k, f in zip(keys, found, strict=True)]
