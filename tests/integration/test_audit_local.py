@@ -56,7 +56,7 @@ def test_sample_audit_outputs(baseline: Path) -> None:
     by_key = {r["key"]: r for r in rows}
     # Answers that follow their passages are accepted; invented limits are not.
     assert by_key["hr-0412/0"]["action"] == "accept"
-    assert by_key["fin-2231/0"]["verdict"] == "VERIFIED"
+    assert by_key["fin-2231/2"]["verdict"] == "VERIFIED"
     for bad in ("hr-0412/2", "fin-2231/1", "it-0977/2"):
         assert by_key[bad]["verdict"] == "HALLUCINATION"
         assert by_key[bad]["action"] not in ("accept", "accept_with_flags")
