@@ -354,17 +354,7 @@ class GuardrailConfig(StrictModel):
         if isinstance(source, dict):
             data = dict(source)
         else:
-            path = Path(source)
-            if not path.exists():
-                raise ConfigError(f"config file not found: {path}")
-            try:
-                import yaml
-
-                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            except Exception as exc:
-                raise ConfigError(f"could not parse config file {path}: {exc}") from exc
-            if not isinstance(data, dict):
-                raise ConfigError(f"config file {path} must hold a mapping")
+            data = read_config_file(source)
         profile = str(data.get("profile", "offline"))
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
@@ -399,6 +389,22 @@ PROFILES: dict[str, dict[str, Any]] = {
         "hallucination": {"window_tokens": 400, "window_stride": 200},
     },
 }
+
+
+def read_config_file(source: str | Path) -> dict[str, Any]:
+    """The mapping in a YAML (or JSON) config file; ``ConfigError`` saying what is wrong."""
+    path = Path(source)
+    if not path.exists():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        import yaml
+
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except Exception as exc:
+        raise ConfigError(f"could not parse config file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping")
+    return data
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guardrail.config import GuardrailConfig
+from guardrail.config import GuardrailConfig, read_config_file
 from guardrail.errors import ConfigError
 
 TOKEN_ENV = "GUARDRAIL_API_TOKEN"
@@ -67,16 +67,7 @@ def load_service_config(
     if source is None:
         return GuardrailConfig.load(None), ServiceSettings.from_env()
     path = Path(source)
-    if not path.exists():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:
-        raise ConfigError(f"could not parse config file {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping")
+    data = read_config_file(path)
     service = data.pop("service", None) or {}
     if not isinstance(service, dict):
         raise ConfigError(f"{path}: 'service' must be a mapping")
