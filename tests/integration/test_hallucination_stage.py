@@ -129,10 +129,10 @@ def test_support_past_token_1000_is_found_in_its_window(verifier: Verifier) -> N
     assert claim.status is ClaimStatus.SUPPORTED, claim
     assert claim.evidence is not None and claim.evidence.window_index > 5
     assert "Harbour Bridge was opened" in claim.evidence.snippet
-    # One batched call, pruned to top-m windows (the passage has far more).
-    top_m = guard.config.hallucination.top_m_windows
-    assert counting.calls == [top_m]
-    assert f"top-{top_m} of" in (r.verdict.method or "")
+    # BM25 keeps a few windows (the passage has far more); the best one entails the claim, so
+    # the others are never scored (early exit).
+    assert counting.calls[0] == 1 and sum(counting.calls) <= 3
+    assert "BM25 top-3 of" in (r.verdict.method or "")
 
 
 def test_all_pairs_go_in_one_call_and_pruning_off_scores_every_window(verifier: Verifier) -> None:
@@ -143,9 +143,11 @@ def test_all_pairs_go_in_one_call_and_pruning_off_scores_every_window(verifier: 
         f"Fact {i}: the depot on street {i} opens at {i % 12 + 1} am daily. " * 20 for i in range(6)
     ]
     r = check(guard, "The depot on street 3 opens daily. It has a large yard.", passages)
-    assert len(counting.calls) == 1
     n_windows = int((r.verdict.method or "").split("all ")[1].split(" windows")[0])
-    assert counting.calls[0] == 2 * n_windows and n_windows > 6
+    assert n_windows > 6
+    # early exit: the best window of each claim first; a claim it settles is not scored further
+    assert counting.calls[0] == 2
+    assert sum(counting.calls) in (n_windows + 1, 2 * n_windows)
 
 
 def test_chinese_claims_are_unverified_with_the_reason(guard: Guardrail) -> None:

@@ -155,7 +155,7 @@ def test_early_exit_skips_the_other_windows_of_a_clearly_entailed_claim() -> Non
     assert result.claims[0].status is ClaimStatus.SUPPORTED
     assert result.claims[1].status is ClaimStatus.UNSUPPORTED
     without = ScriptedVerifier(script)
-    run(response, without, evidence(*texts), config(embed_candidates=False))
+    run(response, without, evidence(*texts), config(early_exit_entailment=None))
     assert [len(c) for c in without.calls] == [4]
 
 

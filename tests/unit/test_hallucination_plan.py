@@ -68,8 +68,10 @@ def test_plan_without_embedder_uses_bm25_and_the_window_cap() -> None:
     assert notes == ["BM25 top-2 of 8 windows per claim"]
 
 
-def test_default_speed_keeps_every_window_when_there_is_no_embedder() -> None:
-    cfg = HallucinationConfig(logical_consistency=False, top_m_windows=6)
+def test_without_bm25_or_embedder_every_window_is_kept() -> None:
+    cfg = WithSpeed(
+        logical_consistency=False, top_m_windows=6, speed=SpeedConfig(lexical_candidates=0)
+    )
     claims = sentence_claims("The company employs 3,400 people.", cfg, "en")
     plan = plan_pairs(claims, [0], evidence(), cfg, None, [])
     assert plan.claim_windows[0] == list(range(8))
