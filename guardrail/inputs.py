@@ -135,6 +135,10 @@ class GuardInput(BaseModel):
             return []
         if isinstance(value, str | dict) or hasattr(value, "page_content"):
             value = [value]
+        if not isinstance(value, list | tuple):
+            raise InputError(
+                f"passages must be a list of strings, dicts or Documents, not {type(value).__name__}"
+            )
         return [Passage.coerce(v) for v in value]
 
     @field_validator("response", mode="before")
