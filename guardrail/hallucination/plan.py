@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from guardrail.config import HallucinationConfig
+from guardrail.config import HallucinationConfig, SpeedConfig
 from guardrail.errors import VerifierError
 from guardrail.hallucination.evidence import Evidence
 from guardrail.hallucination.pruning import (
@@ -44,32 +44,6 @@ from guardrail.verifiers.cache import ScoreCache, cached_predict
 logger = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
-
-
-class SpeedConfig(BaseModel):
-    """How the hallucination check saves work (``hallucination.speed``).
-
-    The defaults (BM25 top-3 windows, no window embeddings, early exit at 0.9) were gated with
-    ``guardrail eval --conditions claims_windows``: HaluEval-QA (300) balanced accuracy 79.33
-    before and after (same pairs); WiCE (80) 68.75 → 70.00 with 472 → 241 NLI pairs. The
-    settings before issue 15 are ``lexical_candidates=0, embed_candidates=True,
-    max_windows_per_claim=0, early_exit_entailment=None``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    lexical_candidates: int = 3
-    """Windows per claim kept by BM25 before any embedding (0 = embed every window)."""
-    embed_candidates: bool = False
-    """Re-rank the lexical survivors by embedding cosine (false: BM25 order, no window
-    embeddings at all)."""
-    max_windows_per_claim: int = 3
-    """Cap on the windows scored per claim, below ``top_m_windows`` (0 = no cap; not applied
-    when ``top_m_windows`` is 0, which asks for every window)."""
-    early_exit_entailment: float | None = 0.9
-    """Score each claim's best window first; stop there when its entailment reaches this
-    (``None`` = score every selected window in one call)."""
-    score_cache_size: int = 20_000
-    """(premise, hypothesis) scores kept across calls of one guardrail (0 = no cache)."""
 
 
 def speed_config(config: HallucinationConfig) -> SpeedConfig:
