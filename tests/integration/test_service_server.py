@@ -160,8 +160,11 @@ def test_a_running_check_does_not_block_the_server(server: str, gate: Gate) -> N
     gate.entered.clear()
     gate.released.clear()
     gate.held.set()
+    # An answer no earlier test sent: its pairs are not in the guardrail's score cache, so the
+    # check really reaches the verifier.
+    held = {**FAITHFUL, "response": FAITHFUL["response"] + " It was checked at the gate."}
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(httpx.post, server + "/v1/check", json=FAITHFUL, timeout=300)
+        pending = pool.submit(httpx.post, server + "/v1/check", json=held, timeout=300)
         try:
             assert gate.entered.wait(timeout=300), "the check never reached the verifier"
             # The check is inside the verifier, in a worker thread: the server still answers.
