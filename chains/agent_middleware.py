@@ -45,7 +45,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
 from chains.results import DELIVERABLE, OnFail
-from chains.streaming import SentenceGuard
+from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
@@ -172,7 +172,7 @@ def guardrail_middleware(
     return _middleware_class()(hook)
 
 
-class GuardedAgent(Runnable[Any, Any]):
+class GuardedAgent(StreamsThroughGuard, Runnable[Any, Any]):
     """An agent whose streamed final answer is checked sentence by sentence.
 
     ``invoke`` runs the agent unchanged (add :func:`guardrail_middleware` to check complete
@@ -276,28 +276,6 @@ class GuardedAgent(Runnable[Any, Any]):
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
         cfg.setdefault("run_name", "guarded_agent")
         return cfg
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        """Stream the final answer: text pieces, :class:`~chains.stream_checks.SentenceCheck`
-        objects as sentences are checked, then the final report."""
-        yield from self._transform_stream_with_config(
-            iter([input]), self._stream, self._root(config), **kwargs
-        )
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        """Async :meth:`stream`."""
-
-        async def one() -> AsyncIterator[Any]:
-            yield input
-
-        async for chunk in self._atransform_stream_with_config(
-            one(), self._astream, self._root(config), **kwargs
-        ):
-            yield chunk
 
 
 def guard_agent(

@@ -46,7 +46,7 @@ from chains.generation import (
 )
 from chains.results import DELIVERABLE, Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
-from chains.streaming import SentenceGuard
+from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.config import StreamingConfig
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
@@ -79,7 +79,7 @@ def _question_of(value: Any) -> tuple[str, dict[str, Any]]:
     return question, extra
 
 
-class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
+class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnswer]):
     """Retrieval-augmented generation whose answers are checked before they are returned.
 
     Args:
@@ -336,7 +336,7 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
         attempts = [self._streamed_attempt(data, guard)]
         yield await self._aloop(question, passages, extra, child, attempts)
 
-    def _root_config(self, config: RunnableConfig | None) -> RunnableConfig:
+    def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
         metadata = dict(cfg.get("metadata") or {})
         metadata.setdefault("guarded_rag_model", self.model_name)
@@ -351,34 +351,10 @@ class GuardedRAG(Runnable[str | dict[str, Any], GuardedAnswer]):
     ) -> GuardedAnswer:
         """Answer one question (a string, or a dict with ``question`` and optional
         ``dialogue`` / ``session_id`` / ``turn_id`` / ``passages``)."""
-        return self._call_with_config(self._run, input, self._root_config(config), **kwargs)
+        return self._call_with_config(self._run, input, self._root(config), **kwargs)
 
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> GuardedAnswer:
         """Async :meth:`invoke`."""
-        return await self._acall_with_config(self._arun, input, self._root_config(config), **kwargs)
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        """Stream the first answer's text as it is written, each sentence checked once complete
-        (``on_sentence_checked`` events; a failed sentence handled by the ``streaming``
-        policy), then yield the final :class:`GuardedAnswer` (after regenerating, unstreamed,
-        when the check asks for it)."""
-        yield from self._transform_stream_with_config(
-            iter([input]), self._stream, self._root_config(config), **kwargs
-        )
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        """Async :meth:`stream`."""
-
-        async def one() -> AsyncIterator[Any]:
-            yield input
-
-        async for chunk in self._atransform_stream_with_config(
-            one(), self._astream, self._root_config(config), **kwargs
-        ):
-            yield chunk
+        return await self._acall_with_config(self._arun, input, self._root(config), **kwargs)

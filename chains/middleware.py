@@ -38,7 +38,7 @@ from langchain_core.runnables.utils import AddableDict
 from chains.embeddings import cosine_scores
 from chains.results import DELIVERABLE, OnFail
 from chains.stream_checks import SentenceCheck
-from chains.streaming import SentenceGuard, StreamItem
+from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
 from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.inputs import Passage
@@ -86,7 +86,7 @@ def score_missing(query: str, passages: list[Passage], embeddings: Embeddings) -
     return out
 
 
-class GuardedRunnable(Runnable[Any, Any]):
+class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
     """A chain whose answer is checked by a :class:`Guardrail`. Build with :func:`with_guardrail`."""
 
     def __init__(
@@ -273,30 +273,6 @@ class GuardedRunnable(Runnable[Any, Any]):
         async for item in guard.aclose():
             if (out := self._out(item, seen)) is not None:
                 yield out
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        """Stream the answer, checking each sentence as it completes (``on_sentence_checked``
-        events); the last chunk is the final report (under ``"guardrail_report"`` for dict
-        outputs). A failed sentence is handled by the streaming policy
-        (:class:`chains.stream_checks.StreamingConfig`)."""
-        yield from self._transform_stream_with_config(
-            iter([input]), self._stream, self._root(config), **kwargs
-        )
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        """Async :meth:`stream`."""
-
-        async def one() -> AsyncIterator[Any]:
-            yield input
-
-        async for chunk in self._atransform_stream_with_config(
-            one(), self._astream, self._root(config), **kwargs
-        ):
-            yield chunk
 
 
 def with_guardrail(

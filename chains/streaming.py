@@ -56,6 +56,41 @@ CHECK_RUN = "sentence_check"
 StreamItem = str | SentenceCheck | GuardReport
 
 
+class StreamsThroughGuard:
+    """``stream``/``astream`` for a guarded Runnable.
+
+    The Runnable supplies ``_stream(input_iter, run_manager, config)`` and ``_astream(...)``
+    (transform-style generators that check sentences as they complete) and ``_root(config)``
+    (its root run config); the stream runs inside LangChain's callback machinery so every
+    sentence check and the final result appear in the trace.
+    """
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Stream the answer's text as it is written, each sentence checked once complete
+        (``on_sentence_checked`` events; a failed sentence handled by the streaming policy,
+        :class:`guardrail.config.StreamingConfig`), then the final result."""
+        runnable: Any = self
+        yield from runnable._transform_stream_with_config(
+            iter([input]), runnable._stream, runnable._root(config), **kwargs
+        )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`stream`."""
+        runnable: Any = self
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in runnable._atransform_stream_with_config(
+            one(), runnable._astream, runnable._root(config), **kwargs
+        ):
+            yield chunk
+
+
 def _ends_sentence(text: str, spaced: bool) -> bool:
     """Whether ``text`` (a sentence so far) already ends a sentence, without look-ahead.
 
