@@ -49,7 +49,9 @@ def app(index: PassageIndex) -> Any:
         llm: Any = groq_chat_model()
     else:  # a scripted stand-in for Groq (offline), streaming word by word
         llm = GenericFakeChatModel(messages=iter([AIMessage(content=SCRIPTED)]))
-    return create_retrieval_chain(index.as_retriever(k=3), create_stuff_documents_chain(llm, prompt))
+    return create_retrieval_chain(
+        index.as_retriever(k=3), create_stuff_documents_chain(llm, prompt)
+    )
 
 
 def mark(check: dict[str, Any]) -> str:

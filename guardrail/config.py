@@ -356,11 +356,13 @@ class GuardrailConfig(StrictModel):
     decision: DecisionConfig = Field(default_factory=DecisionConfig)
     streaming: StreamingConfig = Field(default_factory=StreamingConfig)
     """How guarded streams handle a sentence that fails its check (``chains.streaming``)."""
-    retrieval_score: Literal["embedding", "none"] = "embedding"
+    retrieval_score: Literal["auto", "embedding", "none"] = "auto"
     """Passages given without a retrieval score: ``embedding`` scores them with the cosine of
     the query (or, without one, the response) and the passage in the guardrail's embedding
     model, so T(rs) sees the same scores as in the published evaluation; ``none`` leaves them
-    unscored (T(rs) then takes its strict end)."""
+    unscored (T(rs) then takes its strict end); ``auto`` (default) scores them only when the
+    verdict policy uses T(rs) (``weakest_link``, ``ratio``) — the ``calibrated`` policy judges
+    claims by ``p_supported`` alone, so embedding every passage would only cost time."""
 
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:

@@ -13,6 +13,10 @@ short premises and miss invented specifics on long ones. A small logistic model 
 - ``verbatim`` — 1 when the claim stands word for word in the evidence (case, spacing and
   final punctuation aside): such a claim is supported (``p_supported`` ≥ ``VERBATIM_P``)
   whatever the verifier says — quoting the source is the plainest support there is,
+- ``novel_best`` — share of the claim's content words absent from the window the verifier
+  judged best: a near-copy of an evidence sentence with one word swapped ("Wenger called for
+  the removal…" against "fan called for the removal…") looks entailed to a small NLI model, but
+  the swapped word is new to that window even when it occurs elsewhere in the evidence,
 
 gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
 ``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
@@ -47,6 +51,7 @@ FEATURES: tuple[str, ...] = (
     "missing_specific",
     "log_tokens",
     "verbatim",
+    "novel_best",
 )
 
 VERBATIM_P = 0.99
@@ -71,6 +76,10 @@ def content_words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
+    """A crude stem: a plural ``s`` dropped, then the first five letters (``LLMs`` = ``LLM``,
+    ``improves`` = ``improving``)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
     return word[:5]
 
 
@@ -105,10 +114,16 @@ def claim_features(
     contradiction: float,
     evidence: EvidenceIndex,
     nlp: Any = None,
+    best_window: str | None = None,
 ) -> dict[str, float]:
-    """The calibration features of one claim (see the module docstring)."""
+    """The calibration features of one claim (see the module docstring); ``best_window`` is
+    the text of the window behind ``best`` (without it ``novel_best`` is 0)."""
     words = content_words(claim_text)
     missing = sum(_stem(w) not in evidence.stems for w in words) / len(words) if words else 0.0
+    novel = 0.0
+    if best_window is not None and words:
+        local = {_stem(w) for w in content_words(best_window)}
+        novel = sum(_stem(w) not in local for w in words) / len(words)
     specifics = [m for m in find_mentions(claim_text, nlp) if not mention_in(m, evidence.text)]
     return {
         "logit_entail": round(_logit(best.entailment), 4),
@@ -118,6 +133,7 @@ def claim_features(
         "missing_specific": float(min(len(specifics), 3)),
         "log_tokens": round(math.log(1 + len(claim_text.split())), 4),
         "verbatim": float(len(words) >= 3 and _flat(claim_text) in evidence.flat),
+        "novel_best": round(novel, 4),
     }
 
 

@@ -176,7 +176,12 @@ def judge_claims(
         windows = [evidence.windows[w] for w in plan.claim_windows[i]]
         decision = decide_windows(preds)
         features = claim_features(
-            c.text, decision.best_prediction, decision.contra_prediction.contradiction, index, nlp
+            c.text,
+            decision.best_prediction,
+            decision.contra_prediction.contradiction,
+            index,
+            nlp,
+            best_window=windows[decision.best].text,
         )
         c.features = features
         c.p_supported = round(calibrator.probability(features), 4)

@@ -118,7 +118,8 @@ class HallucinationStage(Stage):
         cfg = self.config.hallucination
         data = state.input
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
-        if self.config.retrieval_score == "embedding":
+        mode = self.config.retrieval_score
+        if mode == "embedding" or (mode == "auto" and cfg.policy != "calibrated"):
             try:
                 data = with_retrieval_scores(data, self.resources.embedder())
             except Exception as exc:  # noqa: BLE001 - unscored passages: T(rs) takes its strict end

@@ -95,4 +95,6 @@ def test_streaming_example_prints_each_sentence_verdict_as_it_arrives() -> None:
     assert buffer.index("sentence 1:") < buffer.index("10:00.")
     assert "[fact check:" in annotate and "Q3 budget" in annotate
     assert "stopped by the fact checker" in stop and "Q3 budget" not in stop
-    assert "withheld by the fact checker" in buffer and "room 9C" not in buffer.split("sentence 2")[1]
+    assert (
+        "withheld by the fact checker" in buffer and "room 9C" not in buffer.split("sentence 2")[1]
+    )

@@ -58,8 +58,9 @@ def test_check_json_prints_a_full_report() -> None:
         assert key in report, key
     assert report["original"] == "The meeting is at 2pm on Monday."
     assert report["verdict"]["label"] == "VERIFIED"
-    # the passage had no score: the CLI gave it the query–passage cosine
-    assert report["verdict"]["retrieval_score"] is not None
+    # the passage had no score and the calibrated policy does not use T(rs): none computed
+    assert report["verdict"]["policy"] == "calibrated"
+    assert report["verdict"]["retrieval_score"] is None
     assert report["recommendation"]["action"] in ("accept", "accept_with_flags")
     stages = {s["name"]: s["status"] for s in report["stages"]}
     assert stages["hallucination"] == "ran" and stages["claims"] == "ran"

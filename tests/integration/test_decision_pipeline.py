@@ -138,22 +138,23 @@ def test_retrieval_score_is_computed_in_the_library(guard: Guardrail) -> None:
     from guardrail.models import load_embedder
 
     query = "When is the meeting?"
-    r = guard.invoke(
-        {"query": query, "response": "The meeting is at 2pm on Monday.", "passages": [MEETING]}
-    )
+    data = {"query": query, "response": "The meeting is at 2pm on Monday.", "passages": [MEETING]}
+    scored = Guardrail({"retrieval_score": "embedding"})
+    r = scored.invoke(data)
     vecs = load_embedder(guard.config.models.embedding).encode(
         [query, MEETING], normalize_embeddings=True
     )
     assert r.verdict.retrieval_score == pytest.approx(float(vecs[0] @ vecs[1]), abs=1e-4)
-    given = guard.invoke(
-        {
-            "query": query,
-            "response": "The meeting is at 2pm on Monday.",
-            "passages": [{"text": MEETING, "score": 0.9}],
-        }
-    )
+    given = scored.invoke({**data, "passages": [{"text": MEETING, "score": 0.9}]})
     assert given.verdict.retrieval_score == 0.9  # a retriever's own score wins
-    off = Guardrail({"retrieval_score": "none"}).invoke(
-        {"query": query, "response": "The meeting is at 2pm on Monday.", "passages": [MEETING]}
-    )
+    off = Guardrail({"retrieval_score": "none"}).invoke(data)
     assert off.verdict.retrieval_score is None
+    # auto (the default): scored only for a policy that uses T(rs)
+    assert guard.config.retrieval_score == "auto"
+    assert guard.config.hallucination.policy == "calibrated"
+    assert guard.invoke(data).verdict.retrieval_score is None
+    weakest = Guardrail({"hallucination": {"policy": "weakest_link"}}).invoke(data)
+    assert weakest.verdict.retrieval_score == pytest.approx(r.verdict.retrieval_score, abs=1e-6)
+    assert weakest.verdict.threshold == pytest.approx(
+        guard.config.hallucination.threshold.threshold(r.verdict.retrieval_score), abs=1e-6
+    )

@@ -243,6 +243,25 @@ def test_features_see_invented_specifics_and_unknown_words() -> None:
     assert math.isclose(ok["logit_entail"], math.log(0.6 / 0.4), abs_tol=1e-3)
 
 
+def test_a_word_swapped_into_a_copied_sentence_is_new_to_its_window() -> None:
+    # QAGS-style: the summary copies an evidence sentence but swaps its subject for a name
+    # found elsewhere in the article, so the evidence as a whole knows every word.
+    window = "A fan called for the removal of a Fabregas banner from the Ken Friar bridge."
+    other = "Arsene Wenger said the club would review its policy on banners."
+    index = EvidenceIndex.of([window, other])
+    pred = NLIPrediction(entailment=0.87, neutral=0.05, contradiction=0.08)
+    swapped = "Wenger called for the removal of a Fabregas banner from the Ken Friar bridge."
+    copied = "A fan called for the removal of a Fabregas banner."
+    f_swapped = claim_features(swapped, pred, 0.08, index, best_window=window)
+    f_copied = claim_features(copied, pred, 0.08, index, best_window=window)
+    assert f_swapped["missing_content"] == 0.0  # every word occurs somewhere in the evidence
+    assert f_swapped["novel_best"] > 0.0 and f_copied["novel_best"] == 0.0
+    assert claim_features(swapped, pred, 0.08, index)["novel_best"] == 0.0  # no window given
+    cal = ClaimCalibrator.load()
+    if cal.weights.get("novel_best"):
+        assert cal.probability(f_swapped) < cal.probability(f_copied)
+
+
 def test_a_claim_quoted_from_the_evidence_is_supported() -> None:
     index = EvidenceIndex.of(
         ["Claims must be submitted in Concur within 30 days.  Meals are paid."]
