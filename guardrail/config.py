@@ -144,6 +144,12 @@ class SpeedConfig(StrictModel):
     early_exit_entailment: float | None = 0.9
     """Score each claim's best window first; stop there when its entailment reaches this
     (``None`` = score every selected window in one call)."""
+    sentence_first: bool = True
+    """With ``early_exit_entailment``: the first premise a claim is scored against is not its
+    best window but the sentence of that window sharing the most words with it (plus the
+    neighbouring sentence holding words the first lacks) — about a third of a window's tokens.
+    A claim that short premise entails at ``early_exit_entailment`` is settled; the others go
+    on to their windows as before."""
     score_cache_size: int = 20_000
     """(premise, hypothesis) scores kept across calls of one guardrail (0 = no cache)."""
 

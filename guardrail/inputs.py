@@ -7,6 +7,7 @@ read from ``metadata["score"]`` when present).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -159,8 +160,9 @@ class GuardInput(BaseModel):
 
     @property
     def retrieval_score(self) -> float | None:
-        """The best retrieval score among the passages, or ``None`` when none has one."""
-        scores = [p.score for p in self.passages if p.score is not None]
+        """The best finite retrieval score among the passages, or ``None`` when none has one
+        (NaN and infinite scores say nothing about the retrieval and are left out)."""
+        scores = [p.score for p in self.passages if p.score is not None and math.isfinite(p.score)]
         return max(scores) if scores else None
 
 

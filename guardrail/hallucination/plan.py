@@ -8,9 +8,11 @@ to choose windows. Planning keeps both small:
 2. **embedding re-rank** — only those survivors (and the claims) are embedded, and each claim
    keeps its ``top_m`` most similar windows (``top_m_windows``, capped by
    ``max_windows_per_claim``);
-3. **early exit** — each claim's best window is scored first, in one batched call with the
+3. **early exit** — each claim's first premise is scored first, in one batched call with the
    consistency pairs; claims it entails with at least ``early_exit_entailment`` are done, the
-   rest get their other windows in a second call;
+   rest get their windows in a second call. With ``sentence_first`` that first premise is
+   the one or two sentences of the best window that share the most words with the claim
+   (``pruning.focus_sentences``), a third of a window's tokens; without it, the best window;
 4. **score cache** — every call goes through a shared LRU cache of (premise, hypothesis)
    scores, so regenerate loops and repeated passages cost nothing the second time.
 
@@ -33,6 +35,7 @@ from guardrail.hallucination.evidence import Evidence
 from guardrail.hallucination.pruning import (
     LexicalIndex,
     embed,
+    focus_sentences,
     nearest,
     similar_pairs,
     top_m_windows,
@@ -67,6 +70,8 @@ class Plan:
     """(first claim, second claim, pair index)."""
     prior: list[tuple[int, int, int]] = field(default_factory=list)
     """(claim, turn sentence, pair index)."""
+    focus: set[int] = field(default_factory=set)
+    """Claims whose first pair is a short premise (``sentence_first``) rather than a window."""
 
 
 def windows_per_claim(config: HallucinationConfig, speed: SpeedConfig, n: int) -> int:
@@ -145,10 +150,22 @@ def plan_pairs(
     else:  # no ranking possible (or needed): every window, as without pruning
         selected = candidates
         notes.append(f"all {len(windows)} windows per claim")
+    focus = speed.sentence_first and speed.early_exit_entailment is not None
     for pos, ci in enumerate(checkable):
-        plan.claim_windows[ci] = selected[pos]
+        plan.claim_windows[ci] = []
         plan.claim_pairs[ci] = []
+        short = (
+            focus_sentences(windows[selected[pos][0]].text, claims[ci].text)
+            if (focus and selected[pos])
+            else None
+        )
+        if short is not None:  # scored first; the claim's windows follow when it is not enough
+            plan.focus.add(ci)
+            plan.claim_windows[ci].append(selected[pos][0])
+            plan.claim_pairs[ci].append(len(plan.pairs))
+            plan.pairs.append((short, claims[ci].text))
         for wi in selected[pos]:
+            plan.claim_windows[ci].append(wi)
             plan.claim_pairs[ci].append(len(plan.pairs))
             plan.pairs.append((windows[wi].text, claims[ci].text))
     if need_logic:
@@ -234,9 +251,11 @@ def run_verifier(
 ) -> tuple[dict[int, NLIPrediction], dict[int, str]]:
     """Scores by pair index, and the failure reason per claim that could not be scored.
 
-    With ``early_exit``, claims whose first (best-ranked) window entails them at least that
+    With ``early_exit``, claims whose first (best-ranked) pair entails them at least that
     much keep only that pair: their other pairs are dropped from ``plan.claim_pairs`` and
-    ``plan.claim_windows`` and never scored.
+    ``plan.claim_windows`` and never scored. A claim whose first pair was a short premise
+    (``plan.focus``) and is not settled by it drops that pair instead: it is judged on its
+    windows exactly as without ``sentence_first``.
     """
     scores: dict[int, NLIPrediction] = {}
     failed: dict[int, str] = {}
@@ -263,10 +282,16 @@ def run_verifier(
             plan.claim_pairs[ci] = idx[:1]
             plan.claim_windows[ci] = plan.claim_windows[ci][:1]
             done += 1
+            continue
+        if ci in plan.focus:  # not settled by its short premise: judged on its windows alone
+            plan.claim_pairs[ci] = idx = idx[1:]
+            plan.claim_windows[ci] = plan.claim_windows[ci][1:]
+            if idx:
+                rest.append((ci, idx))
         elif len(idx) > 1:
             rest.append((ci, idx[1:]))
     sent += _score_groups(verifier, plan, rest, cache, notes, scores, failed)
     notes.append(
-        f"{sent} pairs in {1 + bool(rest)} calls; {done} claims settled by their best window"
+        f"{sent} pairs in {1 + bool(rest)} calls; {done} claims settled by their first premise"
     )
     return scores, failed

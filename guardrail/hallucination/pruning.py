@@ -143,3 +143,34 @@ class LexicalIndex:
         scores = self.scores(claim)
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         return order[: max(0, k)]
+
+
+def focus_sentences(window: str, claim: str) -> str | None:
+    """The part of ``window`` a claim most likely rests on: its sentence sharing the most
+    (BM25) terms with the claim, joined with the neighbouring sentence when that one holds
+    claim words the first lacks. ``None`` when no sentence shares a term or the window is a
+    single sentence (the window itself is then the short premise)."""
+    from guardrail.text.sentences import split_sentences
+
+    sentences = split_sentences(window)
+    if len(sentences) < 2:
+        return None
+    texts = [x.text for x in sentences]
+    scores = LexicalIndex(texts).scores(claim)
+    best = max(range(len(texts)), key=lambda i: (scores[i], -i))
+    if scores[best] <= 0:
+        return None
+    wanted = set(content_words(claim))
+    missing = wanted - set(content_words(texts[best]))
+    pick = [best]
+    if missing:
+        gains = {
+            j: len(missing & set(content_words(texts[j])))
+            for j in (best - 1, best + 1)
+            if 0 <= j < len(texts)
+        }
+        j = max(gains, key=lambda k: (gains[k], -k), default=None)
+        if j is not None and gains[j] > 0:
+            pick = sorted([best, j])
+    first, last = sentences[pick[0]], sentences[pick[-1]]
+    return window[first.start : last.end]

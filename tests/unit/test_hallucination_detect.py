@@ -183,3 +183,34 @@ def test_steps_compose_to_detect() -> None:
     assert threshold == pytest.approx(0.5)
     assert len(entailments) == 2 and unchecked == []
     assert {f.claim_index for f in flags} == {0, 1}
+
+
+def test_sentence_first_settles_on_the_sentence_and_otherwise_changes_nothing() -> None:
+    response = "The company employs about 120 people. Its best-known product is a drone."
+    sentence = "The company employs about 120 people."
+    script: dict[tuple[str | None, str], Any] = {
+        (sentence, sentence): (0.97, 0.02, 0.01),  # the short premise: the claim's own sentence
+        (None, sentence): (0.6, 0.3, 0.1),  # any window: unsure
+        # the second claim: its whole window (matched by a fragment only the window holds)
+        # is neutral; its short premise alone would look contradicted
+        ("Orvik Labs was founded in 1994", "Its best-known product is a drone."): "neutral",
+        ("Its best-known product is a soil sensor.", "Its best-known product is a drone."): (
+            0.3,
+            0.1,
+            0.6,
+        ),
+    }
+    ev = evidence(PASSAGE)
+    on = ScriptedVerifier(script)
+    got = run(response, on, ev, config(embed_candidates=False, early_exit_entailment=0.9))
+    assert [len(c) for c in on.calls] == [2, 1]  # both short premises, then claim 2's window
+    first, second = got.claims
+    assert first.status is ClaimStatus.SUPPORTED and first.scores.entailment == 0.97
+    off = ScriptedVerifier(script)
+    cfg_off = config(embed_candidates=False, early_exit_entailment=0.9, sentence_first=False)
+    want = run(response, off, ev, cfg_off)
+    # the unsettled claim is judged on its window alone: the short premise's contradiction is
+    # not counted, so it is exactly what it was without sentence_first
+    assert second.status is want.claims[1].status is ClaimStatus.UNSUPPORTED
+    assert second.scores == want.claims[1].scores
+    assert not any(f.type is HallucinationType.CONTRADICTS_FACT for f in got.flags)

@@ -106,3 +106,37 @@ def test_entity_parser_gives_the_full_pipelines_entities() -> None:
         full = [(e.text, e.label_, e.start_char) for e in nlp(text).ents]
         assert [(e.text, e.label_, e.start_char) for e in parser(text).ents] == full
     assert parser("Tomas Ruiz moved to Graz.").ents  # unseen texts are parsed on demand
+
+
+def test_focus_sentences_pick_the_claims_sentence_and_a_needed_neighbour() -> None:
+    from guardrail.hallucination.pruning import focus_sentences
+
+    window = " ".join(WINDOWS)
+    assert focus_sentences(window, "It employs 3,400 people.") == WINDOWS[2]
+    # the claim's name is in one sentence, its figure in the next: both are kept
+    two = focus_sentences(window, "Castell Foods, based in Porto, employs about 3,400 people.")
+    assert two == f"{WINDOWS[1]} {WINDOWS[2]}"
+    assert focus_sentences(WINDOWS[1], "Castell Foods is in Porto.") is None  # one sentence
+    assert focus_sentences(window, "Zebras graze quietly.") is None  # nothing shared
+
+
+def test_sentence_first_puts_the_short_premise_before_the_windows() -> None:
+    cfg = WithSpeed(
+        logical_consistency=False, top_m_windows=2, speed=SpeedConfig(max_windows_per_claim=2)
+    )
+    ev = Evidence(window_tokens=400, window_stride=400)
+    ev.windows += make_windows(" ".join(WINDOWS), 0, 400, 400)
+    claims = sentence_claims("It employs 3,400 people.", cfg, "en")
+    plan = plan_pairs(claims, [0], ev, cfg, None, [])
+    assert plan.focus == {0}
+    assert [plan.pairs[i][0] for i in plan.claim_pairs[0]] == [WINDOWS[2], ev.windows[0].text]
+    assert plan.claim_windows[0] == [0, 0]
+    off = WithSpeed(
+        logical_consistency=False,
+        top_m_windows=2,
+        speed=SpeedConfig(max_windows_per_claim=2, sentence_first=False),
+    )
+    plain = plan_pairs(claims, [0], ev, off, None, [])
+    assert plain.focus == set() and [plain.pairs[i][0] for i in plain.claim_pairs[0]] == [
+        ev.windows[0].text
+    ]
