@@ -129,7 +129,9 @@ class SpeedConfig(StrictModel):
 
     The defaults (BM25 top-3 windows, no window embeddings, early exit at 0.9) were gated with
     ``guardrail eval --conditions claims_windows``: HaluEval-QA (300) balanced accuracy 79.33
-    before and after (same pairs); WiCE (80) 68.75 → 70.00 with 472 → 241 NLI pairs. The
+    before and after (same pairs); WiCE (80) 68.75 → 70.00 with 472 → 241 NLI pairs.
+    ``sentence_first``, gated the same way: HaluEval-QA (300) 80.67 → 81.00, WiCE (80) 63.75 →
+    63.75; verifier tokens per answer in ``benchmarks/latency.py`` 2,348 → 887. The
     settings before issue 15 are ``lexical_candidates=0, embed_candidates=True,
     max_windows_per_claim=0, early_exit_entailment=None``."""
 

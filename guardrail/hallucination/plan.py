@@ -159,7 +159,8 @@ def plan_pairs(
             if (focus and selected[pos])
             else None
         )
-        if short is not None:  # scored first; the claim's windows follow when it is not enough
+        if short is not None and short != windows[selected[pos][0]].text:
+            # scored first; the claim's windows follow when it is not enough
             plan.focus.add(ci)
             plan.claim_windows[ci].append(selected[pos][0])
             plan.claim_pairs[ci].append(len(plan.pairs))

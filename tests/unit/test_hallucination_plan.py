@@ -140,3 +140,14 @@ def test_sentence_first_puts_the_short_premise_before_the_windows() -> None:
     assert plain.focus == set() and [plain.pairs[i][0] for i in plain.claim_pairs[0]] == [
         ev.windows[0].text
     ]
+
+
+def test_no_short_premise_when_it_would_be_the_whole_window() -> None:
+    cfg = WithSpeed(logical_consistency=False, top_m_windows=1)
+    ev = Evidence(window_tokens=400, window_stride=400)
+    ev.windows += make_windows(f"{WINDOWS[1]} {WINDOWS[2]}", 0, 400, 400)
+    claims = sentence_claims(
+        "Castell Foods, based in Porto, employs about 3,400 people.", cfg, "en"
+    )
+    plan = plan_pairs(claims, [0], ev, cfg, None, [])
+    assert plan.focus == set() and len(plan.claim_pairs[0]) == 1  # the window, scored once
