@@ -145,9 +145,19 @@ def test_all_pairs_go_in_one_call_and_pruning_off_scores_every_window(verifier: 
     r = check(guard, "The depot on street 3 opens daily. It has a large yard.", passages)
     n_windows = int((r.verdict.method or "").split("all ")[1].split(" windows")[0])
     assert n_windows > 6
-    # early exit: the best window of each claim first; a claim it settles is not scored further
+    # early exit: each claim's first premise (its best window, or with sentence_first the
+    # sentences of that window sharing its words) in one call; a claim it settles costs that one
+    # pair, an unsettled one every window (+1 when its first premise was a short one). "It has
+    # a large yard." is in no passage, so at least that claim is scored on every window.
     assert counting.calls[0] == 2
-    assert sum(counting.calls) in (n_windows + 1, 2 * n_windows)
+    n = n_windows
+    assert len(counting.calls) == 2
+    assert sum(counting.calls) in (n + 1, n + 2, 2 * n, 2 * n + 1, 2 * n + 2)
+    off = Counting(verifier)
+    plain = {"hallucination": {**config["hallucination"], "speed": {"sentence_first": False}}}
+    check(Guardrail(plain, verifier=off), "The depot on street 3 opens daily. It has a large yard.",
+          passages)  # fmt: skip
+    assert off.calls[0] == 2 and sum(off.calls) in (n + 1, 2 * n)  # without short premises
 
 
 def test_chinese_claims_are_unverified_with_the_reason(guard: Guardrail) -> None:
