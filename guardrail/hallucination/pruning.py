@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from guardrail.hallucination.calibration import content_words
+from guardrail.text.sentences import split_sentences
 
 
 def embed(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -150,8 +151,6 @@ def focus_sentences(window: str, claim: str) -> str | None:
     (BM25) terms with the claim, joined with the neighbouring sentence when that one holds
     claim words the first lacks. ``None`` when no sentence shares a term or the window is a
     single sentence (the window itself is then the short premise)."""
-    from guardrail.text.sentences import split_sentences
-
     sentences = split_sentences(window)
     if len(sentences) < 2:
         return None
