@@ -193,8 +193,17 @@ class HallucinationConfig(StrictModel):
     ``"claim_llm"`` (``guardrail.resources.set("claim_llm", chat_model)``), mapped back to spans."""
     logic_min_similarity: float = 0.3
     """Sentence pairs of the response at least this similar (cosine) are checked for contradiction."""
-    max_logic_pairs: int = 32
-    """At most this many sentence pairs are checked for logical consistency."""
+    logic_min_shared_words: float = Field(default=0.6, ge=0.0, le=1.0)
+    """...and share at least this much of the shorter one's content words
+    (``pruning.shared_words``): sentences about different attributes of one entity ("Orvik was
+    founded in 2000 in Graz" / "Orvik operates 5 sites", 0.5) are not checked against each
+    other, where a small NLI model calls them contradictory. On 124 dev answers of QAGS and
+    Factcheck-GPT with one sentence's contradicting variant inserted, 0.6 kept every
+    contradiction the verifier caught and cut the pairs per answer from 4.8 to 1.2 and the
+    false flags (contradiction ≥ 0.5) from 0.22 to 0.02 per answer. 0 = similarity alone."""
+    max_logic_pairs: int = 16
+    """At most this many sentence pairs are checked for logical consistency (most similar
+    first)."""
     prior_turn_candidates: int = 2
     """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts."""
     prior_min_similarity: float = 0.4

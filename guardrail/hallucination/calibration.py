@@ -83,6 +83,11 @@ def _stem(word: str) -> str:
     return word[:5]
 
 
+def content_stems(text: str) -> set[str]:
+    """The crude stems of ``text``'s content words."""
+    return {_stem(w) for w in content_words(text)}
+
+
 def _logit(p: float) -> float:
     p = min(max(p, 1e-4), 1.0 - 1e-4)
     return math.log(p / (1.0 - p))

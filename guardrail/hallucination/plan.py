@@ -37,6 +37,7 @@ from guardrail.hallucination.pruning import (
     embed,
     focus_sentences,
     nearest,
+    shared_words,
     similar_pairs,
     top_m_windows,
 )
@@ -170,10 +171,17 @@ def plan_pairs(
             plan.claim_pairs[ci].append(len(plan.pairs))
             plan.pairs.append((windows[wi].text, claims[ci].text))
     if need_logic:
+        n = len(checkable)
         if claim_vecs is not None:
-            local = similar_pairs(claim_vecs, config.logic_min_similarity, config.max_logic_pairs)
+            local = similar_pairs(claim_vecs, config.logic_min_similarity, n * (n - 1) // 2)
         else:
-            local = [(p, p + 1) for p in range(len(checkable) - 1)][: config.max_logic_pairs]
+            local = [(p, p + 1) for p in range(n - 1)]
+        local = [
+            (a, b)
+            for a, b in local
+            if shared_words(claims[checkable[a]].text, claims[checkable[b]].text)
+            >= config.logic_min_shared_words
+        ][: config.max_logic_pairs]
         for a, b in local:
             i, j = checkable[a], checkable[b]
             plan.logic.append((i, j, len(plan.pairs)))

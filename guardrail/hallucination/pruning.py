@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from guardrail.hallucination.calibration import content_words
+from guardrail.hallucination.calibration import content_stems, content_words
 from guardrail.text.sentences import split_sentences
 
 
@@ -62,6 +62,19 @@ def similar_pairs(vecs: np.ndarray, min_similarity: float, max_pairs: int) -> li
     ]
     pairs.sort(key=lambda p: -p[0])
     return [(i, j) for _, i, j in pairs[:max_pairs]]
+
+
+def shared_words(a: str, b: str) -> float:
+    """Share of the shorter text's content words (crude stems) that the other also uses.
+
+    Two sentences of one answer can only contradict each other when they say something about
+    the same thing: "Anna lives in Berlin with her children" / "Anna lives alone in Berlin"
+    share 4 of 5; "Orvik was founded in 2000 in Graz" / "Orvik operates 5 sites" share 1 of 4.
+    """
+    sa, sb = content_stems(a), content_stems(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / min(len(sa), len(sb))
 
 
 def nearest(

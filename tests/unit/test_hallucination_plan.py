@@ -9,7 +9,7 @@ from guardrail.config import HallucinationConfig
 from guardrail.hallucination.claims import sentence_claims
 from guardrail.hallucination.evidence import Evidence
 from guardrail.hallucination.plan import SpeedConfig, plan_pairs, speed_config
-from guardrail.hallucination.pruning import LexicalIndex, lexical_terms
+from guardrail.hallucination.pruning import LexicalIndex, lexical_terms, shared_words
 from guardrail.hallucination.windows import make_windows
 
 WINDOWS = [
@@ -151,3 +151,37 @@ def test_no_short_premise_when_it_would_be_the_whole_window() -> None:
     )
     plan = plan_pairs(claims, [0], ev, cfg, None, [])
     assert plan.focus == set() and len(plan.claim_pairs[0]) == 1  # the window, scored once
+
+
+def test_shared_words_is_the_share_of_the_shorter_sentences_content_words() -> None:
+    same = shared_words(
+        "Anna Berg lives in Berlin with her two children.", "Anna Berg lives alone in Berlin."
+    )
+    other = shared_words(
+        "Orvik Labs was founded in 2000 in Graz.", "Orvik Labs operates 5 production sites."
+    )
+    assert same == pytest.approx(4 / 5) and other == pytest.approx(2 / 4)
+    assert shared_words("It is.", "Anna lives in Berlin.") == 0.0  # no content words
+
+
+def _logic_plan(response: str, **kw: float) -> list[tuple[str, str]]:
+    cfg = WithSpeed(logical_consistency=True, top_m_windows=1, **kw)
+    claims = sentence_claims(response, cfg, "en")
+    plan = plan_pairs(claims, list(range(len(claims))), evidence(), cfg, None, [])
+    return [(claims[a].text, claims[b].text) for a, b, _ in plan.logic]
+
+
+def test_only_sentences_about_the_same_thing_are_checked_against_each_other() -> None:
+    response = (
+        "Castell Foods was founded in 1987 and has its headquarters in Porto. "
+        "Castell Foods operates 6 production sites. "
+        "Castell Foods was founded in 1987 and has its headquarters in Lyon."
+    )
+    # without an embedder the neighbours are the candidates; the gate leaves out the pairs
+    # about different attributes (founding vs sites), and 0 turns it off
+    assert _logic_plan(response) == []
+    assert len(_logic_plan(response, logic_min_shared_words=0.0)) == 2
+    both = _logic_plan(
+        "Castell Foods has its headquarters in Porto. Castell Foods has its headquarters in Lyon."
+    )
+    assert len(both) == 1
