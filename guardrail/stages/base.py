@@ -165,13 +165,14 @@ class Resources:
         from guardrail.embedding_cache import CachingEmbedder
         from guardrail.models import load_embedder
 
-        size = self.config.models.embedding_cache_size
+        models = self.config.models
+        size = models.embedding_cache_size
         return self.get(
             "embedder",
             lambda: (
-                CachingEmbedder(load_embedder(self.config.models.embedding), size)
+                CachingEmbedder(load_embedder(models.embedding, models.embedding_backend), size)
                 if size > 0
-                else load_embedder(self.config.models.embedding)
+                else load_embedder(models.embedding, models.embedding_backend)
             ),
         )
 

@@ -36,7 +36,16 @@ def test_each_text_is_encoded_once_and_order_is_kept() -> None:
 def test_resources_wrap_the_embedder_unless_disabled(monkeypatch: Any) -> None:
     import guardrail.models as models
 
-    monkeypatch.setattr(models, "load_embedder", lambda name: _CountingEncoder())
+    backends: list[str] = []
+
+    def fake(name: str, backend: str = "torch") -> _CountingEncoder:
+        backends.append(backend)
+        return _CountingEncoder()
+
+    monkeypatch.setattr(models, "load_embedder", fake)
     assert isinstance(Resources(GuardrailConfig()).embedder(), CachingEmbedder)
+    torch_cfg = GuardrailConfig.load({"models": {"embedding_backend": "torch"}})
+    Resources(torch_cfg).embedder()
+    assert backends == ["onnx", "torch"]  # ONNX by default, the setting reaches the loader
     off = GuardrailConfig.load({"models": {"embedding_cache_size": 0}})
     assert isinstance(Resources(off).embedder(), _CountingEncoder)
