@@ -18,6 +18,9 @@ import numpy as np
 from guardrail.errors import ModelLoadError
 from guardrail.verifiers.base import Pair
 
+BUCKET_SLACK = 1.3
+"""A batch's longest pair is at most this many times its shortest (+ 8 tokens)."""
+
 
 @dataclass(frozen=True)
 class EncodedBatch:
@@ -81,11 +84,23 @@ class PairEncoder:
         return list(merged.ids), list(merged.type_ids)
 
     def batches(self, pairs: Sequence[Pair], batch_size: int) -> Iterator[EncodedBatch]:
-        """Encode all pairs, sort by length, yield padded batches (indices map back)."""
+        """Encode all pairs, sort by length, yield padded batches (indices map back).
+
+        A batch holds at most ``batch_size`` pairs of similar length: it ends before a pair
+        longer than ``BUCKET_SLACK`` × its shortest pair (+ 8 tokens), so a claim's short
+        sentence-first premise is not padded to the length of a 400-token window.
+        """
         encoded = [self.encode(p) for p in pairs]
-        order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+        lengths = [len(ids) for ids, _ in encoded]
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(order):
+            limit = BUCKET_SLACK * lengths[order[start]] + 8
+            end = start + 1
+            while end < len(order) and end - start < batch_size and lengths[order[end]] <= limit:
+                end += 1
+            idx = order[start:end]
+            start = end
             width = max(len(encoded[i][0]) for i in idx)
             ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
