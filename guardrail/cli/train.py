@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SOURCES = "SOURCES.md"
 CHECK_PAIRS = 300
+WEIGHT_CHOICES = ("fp16", "int8-channel", "int8", "fp32")
+"""``export_onnx(weights=...)`` values (``guardrail.verifiers.export.WEIGHT_STORAGE``)."""
 DEV_EVAL_PAIRS = 3000
 """Dev pairs scored at the end of a run (evenly spread over the dev split)."""
 
@@ -114,6 +116,12 @@ def register(sub: Any) -> None:
         help="keep the embeddings and the lowest N encoder layers fixed (cheaper continuation)",
     )
     train.add_argument("--no-export", action="store_true", help="skip the ONNX export")
+    train.add_argument(
+        "--export-weights",
+        choices=WEIGHT_CHOICES,
+        default="fp16",
+        help="how the export stores weights (see export-verifier --weights)",
+    )
     train.set_defaults(func=run_train)
 
     build = sub.add_parser(
@@ -133,6 +141,14 @@ def register(sub: Any) -> None:
         "--out", required=True, help="output folder (model.onnx, tokenizer.json, ...)"
     )
     export.add_argument("--no-quantize", action="store_true", help="keep fp32 weights")
+    export.add_argument(
+        "--weights",
+        choices=WEIGHT_CHOICES,
+        default="fp16",
+        help="fp16: fp16 weights and int8 embeddings, computed in fp32 (99.8%% label agreement "
+        "with fp32, about 32 MB); int8-channel / int8: dynamic int8 per channel / per tensor "
+        "(97 / 94 %%, 22 MB); fp32: as trained (87 MB)",
+    )
     export.add_argument("--max-length", type=int, default=None, help="pair tokens to record")
     export.add_argument("--check-data", default=None, help="JSONL(.gz) pairs for the int8 check")
     export.add_argument("--check-pairs", type=int, default=CHECK_PAIRS)
@@ -181,11 +197,15 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"stopped at step {state['step']} (time limit); rerun the same command to resume")
         return 0
     print(f"trained model: {final}")
-    finish_run(config, final, sources=args.sources, export=not args.no_export)
+    finish_run(
+        config, final, sources=args.sources, export=not args.no_export, weights=args.export_weights
+    )
     return 0
 
 
-def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -> Path:
+def finish_run(
+    config: Any, final: Path, *, sources: str | None, export: bool, weights: str = "fp16"
+) -> Path:
     """Evaluate on the dev split, export to ``OUT/export`` and write the model card."""
     import numpy as np
 
@@ -211,7 +231,9 @@ def finish_run(config: Any, final: Path, *, sources: str | None, export: bool) -
         from guardrail.verifiers.export import export_onnx
 
         check = [(p.premise, p.hypothesis) for p in dev[:CHECK_PAIRS]]
-        result = export_onnx(final, target, max_length=config.max_length, check_pairs=check)
+        result = export_onnx(
+            final, target, max_length=config.max_length, check_pairs=check, weights=weights
+        )
         print(_describe(result))
     else:
         target.mkdir(parents=True, exist_ok=True)
@@ -248,9 +270,9 @@ def run_export(args: argparse.Namespace) -> int:
     result = export_onnx(
         model_dir,
         args.out,
-        quantize=not args.no_quantize,
         max_length=args.max_length,
         check_pairs=check,
+        weights="fp32" if args.no_quantize else args.weights,
     )
     print(_describe(result))
     return 0

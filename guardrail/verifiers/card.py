@@ -150,14 +150,14 @@ def render_card(card: ModelCard) -> str:
         e = card.export
         out += ["", "## Export", ""]
         out.append(
-            f"- ONNX, {'dynamic int8' if e.quantized else 'fp32'}, {e.size_mb} MB, pairs of up to {e.max_length} tokens"
+            f"- ONNX, weights {e.weights}, {e.size_mb} MB, pairs of up to {e.max_length} tokens"
         )
         out.append(
             f"- torch vs ONNX fp32 max probability difference: {e.torch_vs_onnx_max_abs_diff:.2e}"
         )
         if e.int8_agreement is not None:
             out.append(
-                f"- int8 vs fp32 label agreement: {100 * e.int8_agreement:.1f} % on {e.checked_pairs} dev pairs "
+                f"- {e.weights} vs fp32 label agreement: {100 * e.int8_agreement:.1f} % on {e.checked_pairs} dev pairs "
                 f"(mean / max probability difference {e.int8_mean_abs_diff:.4f} / {e.int8_max_abs_diff:.4f})"
             )
     if card.benchmark:
@@ -201,7 +201,7 @@ def lineage_lines(parent: dict[str, Any]) -> list[str]:
     agree = parent.get("rebuild_agreement")
     if agree:
         line += (
-            f"; its int8 weights were rebuilt into fp32 torch weights that agree with it on "
+            f"; its stored weights were rebuilt into fp32 torch weights that agree with it on "
             f"{100 * float(agree['label_agreement']):.1f} % of {int(agree['pairs'])} dev labels"
         )
     lines = [line]

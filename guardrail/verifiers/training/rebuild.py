@@ -2,10 +2,12 @@
 
 A training run cannot outlive a session and ``runs/`` is not kept, but the shipped model is
 committed. ``rebuild_from_onnx`` maps the initializers of an ONNX export (int8 from
-``quantize_dynamic`` or fp32) back onto a BERT sequence-classification model:
+``quantize_dynamic``, per tensor or per channel; fp16 behind ``Cast`` nodes; or fp32) back onto a
+BERT sequence-classification model:
 
 - int8 ``MatMulInteger`` weights are dequantised, ``(w_q - zero_point) * scale``; the torch name
   comes from the bias ``Add`` that follows the matmul (biases keep their names on export);
+- fp16-stored weights are cast back to fp32 (``Cast`` nodes name the fp32 tensor);
 - embeddings, LayerNorms, biases and ``Gemm`` weights (pooler, classifier) are fp32 as exported.
 
 The result is the int8 model's function in fp32 (not the pre-quantisation weights, which are
@@ -76,6 +78,8 @@ def _numpy_initializers(model: Any) -> dict[str, np.ndarray]:
     for node in model.graph.node:  # equal tensors are stored once and aliased by ``Identity``
         if node.op_type == "Identity" and node.input[0] in arrays:
             arrays.setdefault(node.output[0], arrays[node.input[0]])
+        elif node.op_type == "Cast" and node.input[0] in arrays:  # fp16-stored weights
+            arrays.setdefault(node.output[0], arrays[node.input[0]].astype(np.float32))
     return arrays
 
 
