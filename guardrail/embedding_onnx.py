@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from guardrail.errors import MissingDependencyError, ModelLoadError
+from guardrail.verifiers.encoding import read_json
+from guardrail.verifiers.export import output_only
 
 logger = logging.getLogger(__name__)
 
@@ -53,19 +55,14 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ModelLoadError(f"{path} is not a JSON object")
-    return data
-
-
 def _layout(model_dir: Path) -> tuple[str, bool, int]:
     """Pooling mode, whether vectors are normalised, and the max sequence length."""
-    modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{model_dir} is not a sentence-transformers folder: {exc}") from exc
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        raise ModelLoadError(f"{model_dir}/modules.json is not a list of modules")
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if not kinds or kinds[0] != "Transformer" or any(k not in _KNOWN_MODULES for k in kinds):
         raise ModelLoadError(
@@ -74,7 +71,7 @@ def _layout(model_dir: Path) -> tuple[str, bool, int]:
     pooling_dir = next((m["path"] for m in modules if str(m["type"]).endswith("Pooling")), None)
     if pooling_dir is None:
         raise ModelLoadError(f"{model_dir} has no Pooling module")
-    pooling = _read(model_dir / pooling_dir / "config.json")
+    pooling = read_json(model_dir / pooling_dir / "config.json")
     modes = [k for k, v in pooling.items() if k.startswith("pooling_mode") and v]
     if modes == ["pooling_mode_mean_tokens"]:
         mode = "mean"
@@ -83,7 +80,7 @@ def _layout(model_dir: Path) -> tuple[str, bool, int]:
     else:
         raise ModelLoadError(f"{model_dir}: pooling {modes} is not supported by the ONNX backend")
     bert = model_dir / "sentence_bert_config.json"
-    max_len = int(_read(bert).get("max_seq_length") or 512) if bert.exists() else 512
+    max_len = int(read_json(bert).get("max_seq_length") or 512) if bert.exists() else 512
     return mode, "Normalize" in kinds, max_len
 
 
@@ -109,16 +106,6 @@ def _export(model_dir: Path, target: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir)).eval()
 
-    class Hidden(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
     enc = tokenizer(
         ["A dog runs in the park.", "Two people talk about the weather for a long while."],
         padding=True,
@@ -135,7 +122,7 @@ def _export(model_dir: Path, target: Path) -> None:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer notes about shapes: the check below decides
             torch.onnx.export(
-                Hidden(model).eval(),
+                output_only(torch, model, "last_hidden_state"),
                 args,
                 str(tmp),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],

@@ -160,18 +160,26 @@ def export_onnx(
     return result
 
 
-def _torch_export(torch: Any, model: Any, tokenizer: Any, path: Path) -> None:
-    """TorchScript-based exporter (``dynamo=False``: no onnxscript needed), dynamic axes."""
+def output_only(torch: Any, model: Any, field: str) -> Any:
+    """``model`` wrapped to take (input_ids, attention_mask, token_type_ids) positionally and
+    return only its output ``field`` (``logits``, ``last_hidden_state``), in eval mode."""
 
-    class LogitsOnly(torch.nn.Module):  # type: ignore[misc, name-defined]
+    class OutputOnly(torch.nn.Module):  # type: ignore[misc, name-defined]
         def __init__(self, inner: Any) -> None:
             super().__init__()
             self.inner = inner
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
+            out = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).logits
+            )
+            return getattr(out, field)
+
+    return OutputOnly(model).eval()  # a wrapper in train mode would re-enable dropout
+
+
+def _torch_export(torch: Any, model: Any, tokenizer: Any, path: Path) -> None:
+    """TorchScript-based exporter (``dynamo=False``: no onnxscript needed), dynamic axes."""
 
     enc = tokenizer(
         ["A dog runs in the park.", "Two people talk."],
@@ -183,7 +191,7 @@ def _torch_export(torch: Any, model: Any, tokenizer: Any, path: Path) -> None:
     axes = {0: "batch", 1: "sequence"}
     with torch.no_grad():  # not inference_mode: the tracer needs normal tensors
         torch.onnx.export(
-            LogitsOnly(model).eval(),  # a wrapper in train mode would re-enable dropout
+            output_only(torch, model, "logits"),
             (enc["input_ids"], enc["attention_mask"], token_types),
             str(path),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
