@@ -298,10 +298,10 @@ def _check_pairs(model_dir: Path, data: str | None, n: int) -> list[tuple[str, s
 
 
 def _describe(result: Any) -> str:
-    text = f"exported to {result.out_dir}: {result.size_mb} MB"
+    text = f"exported to {result.out_dir}: {result.size_mb} MB, weights {result.weights}"
     if result.int8_agreement is not None:
         text += (
-            f", int8 vs fp32 agreement {100 * result.int8_agreement:.1f} % on "
+            f", {result.weights} vs fp32 agreement {100 * result.int8_agreement:.1f} % on "
             f"{result.checked_pairs} pairs (max prob. diff {result.int8_max_abs_diff:.3f})"
         )
     if not result.within_size_limit:

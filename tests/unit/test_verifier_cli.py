@@ -66,7 +66,7 @@ def test_train_export_and_card(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "rerun the same command to resume" in capsys.readouterr().out
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "dev scores" in printed and "int8 vs fp32 agreement" in printed
+    assert "dev scores" in printed and "fp16 vs fp32 agreement" in printed  # the default
 
     export = out / "export"
     assert {"model.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md"} <= {
