@@ -75,3 +75,15 @@ def test_an_unsupported_layout_is_refused_and_load_embedder_keeps_torch(
     assert type(fallback).__name__ == "SentenceTransformer"
     with pytest.raises(ValueError, match="backend"):
         load_embedder(backend="tensorflow")
+
+
+def test_concurrent_calls_give_the_sequential_vectors(exported: tuple[OnnxEmbedder, Path]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    onnx, _ = exported
+    batches = [TEXTS[i:] + TEXTS[:i] for i in range(len(TEXTS))] * 2
+    expected = [onnx.encode(b) for b in batches]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(onnx.encode, batches))
+    for a, b in zip(got, expected, strict=True):
+        assert np.abs(a - b).max() < 1e-5
