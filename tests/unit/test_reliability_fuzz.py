@@ -129,10 +129,7 @@ def run_cli(argv: list[str], guard: Guardrail) -> tuple[int, str]:
         contextlib.redirect_stderr(err),
     ):
         mp.setattr(guardrail.pipeline, "Guardrail", lambda *a, **k: guard)
-        try:
-            code = guardrail.cli.main(argv)
-        except SystemExit as exc:  # argparse usage errors exit 2 by themselves
-            code = int(exc.code or 0)
+        code = guardrail.cli.main(argv)  # usage errors return 2, they do not raise SystemExit
     return code, out.getvalue()
 
 
