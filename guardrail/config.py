@@ -199,9 +199,10 @@ class HallucinationConfig(StrictModel):
     """Sentence pairs of the response at least this similar (cosine) are checked for contradiction."""
     logic_min_shared_words: float = Field(default=0.6, ge=0.0, le=1.0)
     """...and share at least this much of the shorter one's content words
-    (``pruning.shared_words``): sentences about different attributes of one entity ("Orvik was
-    founded in 2000 in Graz" / "Orvik operates 5 sites", 0.5) are not checked against each
-    other, where a small NLI model calls them contradictory. On 124 dev answers of QAGS and
+    (``pruning.shared_words``): sentences about different attributes of one entity ("Orvik
+    Labs was founded in 2000 in Graz" / "Orvik Labs operates 5 production sites", 0.5) are
+    not checked against each other, where a small NLI model calls them contradictory. On 124
+    dev answers of QAGS and
     Factcheck-GPT with one sentence's contradicting variant inserted, 0.6 kept every
     contradiction the verifier caught and cut the pairs per answer from 4.8 to 1.2 and the
     false flags (contradiction ≥ 0.5) from 0.22 to 0.02 per answer. 0 = similarity alone."""

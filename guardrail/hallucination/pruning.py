@@ -69,7 +69,7 @@ def shared_words(a: str, b: str) -> float:
 
     Two sentences of one answer can only contradict each other when they say something about
     the same thing: "Anna lives in Berlin with her children" / "Anna lives alone in Berlin"
-    share 4 of 5; "Orvik was founded in 2000 in Graz" / "Orvik operates 5 sites" share 1 of 4.
+    share 3 of 4; "Orvik was founded in 2000 in Graz" / "Orvik operates 5 sites" share 1 of 3.
     """
     sa, sb = content_stems(a), content_stems(b)
     if not sa or not sb:

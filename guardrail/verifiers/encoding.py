@@ -88,7 +88,7 @@ class PairEncoder:
 
         A batch holds at most ``batch_size`` pairs of similar length: it ends before a pair
         longer than ``BUCKET_SLACK`` × its shortest pair (+ 8 tokens), so a claim's short
-        sentence-first premise is not padded to the length of a 400-token window.
+        sentence-first premise is not padded to the length of a whole window.
         """
         encoded = [self.encode(p) for p in pairs]
         lengths = [len(ids) for ids, _ in encoded]
