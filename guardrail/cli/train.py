@@ -45,9 +45,11 @@ def register(sub: Any) -> None:
         "train-verifier",
         help="fine-tune, evaluate and export the NLI verifier",
         description="Fine-tune the NLI cross-encoder, evaluate it on its dev split, export it to "
-        "int8 ONNX and write its model card. Rerun the same command to resume from OUT/checkpoint. "
-        "--init-from bundled continues training from the shipped model (its int8 weights are "
-        "rebuilt into trainable fp32; the parent's sha256 and history go into the card).",
+        "ONNX (--export-weights, default fp16) and write its model card. Rerun the same command "
+        "to resume from OUT/checkpoint. --init-from bundled continues training from the shipped "
+        "model, --init-from checkpoints/verifier-v4 from the committed training checkpoint (the "
+        "stored weights are rebuilt into trainable fp32; the parent's sha256 and history go into "
+        "the card).",
     )
     train.add_argument(
         "--data", required=True, help="JSONL(.gz) of premise/hypothesis/label/dataset"
