@@ -101,6 +101,10 @@ def export_onnx(
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
         raise MissingDependencyError("torch", "train") from exc
+    storage = weights or ("int8" if quantize else "fp32")
+    if storage not in WEIGHT_STORAGE:
+        raise ValueError(f"weights must be one of {WEIGHT_STORAGE}, not {storage!r}")
+    quantize = storage != "fp32"
     src, out = Path(model_dir), Path(out_dir)
     if not (src / "config.json").exists():
         raise ModelLoadError(f"{src} is not a transformers model directory (no config.json)")
@@ -120,10 +124,6 @@ def export_onnx(
         if torch_diff > 1e-3:
             raise VerifierError(f"ONNX export differs from torch by {torch_diff:.2e}")
         final = out / "model.onnx"
-        storage = weights or ("int8" if quantize else "fp32")
-        if storage not in WEIGHT_STORAGE:
-            raise ValueError(f"weights must be one of {WEIGHT_STORAGE}, not {storage!r}")
-        quantize = storage != "fp32"
         if storage == "int8":
             _quantize(fp32, final)
         elif storage == "int8-channel":

@@ -165,6 +165,7 @@ def test_weight_storages_stay_close_to_fp32_and_say_what_they_are(
         assert_close(OnnxVerifier(out).predict(PAIRS), fp32, 0.02)
     with pytest.raises(ValueError, match="weights"):
         export_onnx(tiny_dir, tmp_path / "bad", max_length=64, weights="int4")
+    assert not (tmp_path / "bad").exists()  # refused before any export work
 
 
 def test_fp16_weights_rebuild_to_the_trained_weights(tiny_dir: Path, tmp_path: Path) -> None:
