@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from guardrail.errors import MissingDependencyError, ModelLoadError
-from guardrail.verifiers.encoding import read_json
+from guardrail.verifiers.encoding import length_buckets, read_json
 from guardrail.verifiers.export import output_only
 
 logger = logging.getLogger(__name__)
@@ -224,20 +224,9 @@ class OnnxEmbedder:
         texts = [sentences] if isinstance(sentences, str) else list(sentences)
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         encodings = self._tok.encode_batch(texts) if texts else []
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            first = len(encodings[order[start]].ids)
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < max(1, batch_size)
-                and len(encodings[order[end]].ids) <= 1.25 * first + 2
-            ):
-                end += 1
-            rows = order[start:end]
+        lengths = [len(e.ids) for e in encodings]
+        for rows in length_buckets(lengths, batch_size, 1.25, 2):
             out[rows] = self._forward([encodings[i] for i in rows])
-            start = end
         if self.normalizes or normalize_embeddings:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out = out / np.maximum(norms, 1e-12)

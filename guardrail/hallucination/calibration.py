@@ -127,7 +127,7 @@ def claim_features(
     missing = sum(_stem(w) not in evidence.stems for w in words) / len(words) if words else 0.0
     novel = 0.0
     if best_window is not None and words:
-        local = {_stem(w) for w in content_words(best_window)}
+        local = content_stems(best_window)
         novel = sum(_stem(w) not in local for w in words) / len(words)
     specifics = [m for m in find_mentions(claim_text, nlp) if not mention_in(m, evidence.text)]
     return {

@@ -31,14 +31,15 @@ from pydantic import BaseModel
 
 from guardrail.config import HallucinationConfig, SpeedConfig
 from guardrail.errors import VerifierError
+from guardrail.hallucination.calibration import content_stems
 from guardrail.hallucination.evidence import Evidence
 from guardrail.hallucination.pruning import (
     LexicalIndex,
     embed,
     focus_sentences,
     nearest,
-    shared_words,
     similar_pairs,
+    stem_overlap,
     top_m_windows,
 )
 from guardrail.report import Claim
@@ -176,11 +177,11 @@ def plan_pairs(
             local = similar_pairs(claim_vecs, config.logic_min_similarity, n * (n - 1) // 2)
         else:
             local = [(p, p + 1) for p in range(n - 1)]
+        stems = [content_stems(claims[ci].text) for ci in checkable]  # once per claim
         local = [
             (a, b)
             for a, b in local
-            if shared_words(claims[checkable[a]].text, claims[checkable[b]].text)
-            >= config.logic_min_shared_words
+            if stem_overlap(stems[a], stems[b]) >= config.logic_min_shared_words
         ][: config.max_logic_pairs]
         for a, b in local:
             i, j = checkable[a], checkable[b]

@@ -71,7 +71,11 @@ def shared_words(a: str, b: str) -> float:
     the same thing: "Anna lives in Berlin with her children" / "Anna lives alone in Berlin"
     share 3 of 4; "Orvik was founded in 2000 in Graz" / "Orvik operates 5 sites" share 1 of 3.
     """
-    sa, sb = content_stems(a), content_stems(b)
+    return stem_overlap(content_stems(a), content_stems(b))
+
+
+def stem_overlap(sa: set[str], sb: set[str]) -> float:
+    """:func:`shared_words` on stems already computed (0 when either side has none)."""
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))

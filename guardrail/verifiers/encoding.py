@@ -22,6 +22,24 @@ BUCKET_SLACK = 1.3
 """A batch's longest pair is at most this many times its shortest (+ 8 tokens)."""
 
 
+def length_buckets(
+    lengths: Sequence[int], batch_size: int, slack: float, extra: int
+) -> Iterator[list[int]]:
+    """Indices sorted by length (stable), cut into batches of at most ``batch_size`` whose
+    longest item is at most ``slack`` × the shortest + ``extra`` (padding stays small)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    start = 0
+    while start < len(order):
+        limit = slack * lengths[order[start]] + extra
+        end = start + 1
+        while (
+            end < len(order) and end - start < max(1, batch_size) and lengths[order[end]] <= limit
+        ):
+            end += 1
+        yield order[start:end]
+        start = end
+
+
 @dataclass(frozen=True)
 class EncodedBatch:
     """Padded arrays for one batch, and the positions of its pairs in the caller's list."""
@@ -91,16 +109,8 @@ class PairEncoder:
         sentence-first premise is not padded to the length of a whole window.
         """
         encoded = [self.encode(p) for p in pairs]
-        lengths = [len(ids) for ids, _ in encoded]
-        order = np.argsort(lengths, kind="stable")
-        start = 0
-        while start < len(order):
-            limit = BUCKET_SLACK * lengths[order[start]] + 8
-            end = start + 1
-            while end < len(order) and end - start < batch_size and lengths[order[end]] <= limit:
-                end += 1
-            idx = order[start:end]
-            start = end
+        for rows in length_buckets([len(ids) for ids, _ in encoded], batch_size, BUCKET_SLACK, 8):
+            idx = np.asarray(rows, dtype=np.int64)
             width = max(len(encoded[i][0]) for i in idx)
             ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
