@@ -280,6 +280,9 @@ def main() -> None:
     )
     ap.add_argument("--json", help="also write the results to this JSON file")
     ap.add_argument(
+        "--config", default=None, help="guardrail config (YAML or JSON; default: the defaults)"
+    )
+    ap.add_argument(
         "--batch-concurrency",
         type=int,
         default=2,
@@ -297,7 +300,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     verifier = counting(load_verifier(args.verifier))
-    guard = Guardrail(verifier=verifier)
+    guard = Guardrail(args.config, verifier=verifier)
     for case in warm:  # loads every lazily loaded model (embedder, spaCy, verifier sessions)
         guard.invoke(case)
     load_s = time.perf_counter() - t0
@@ -315,7 +318,7 @@ def main() -> None:
         # warm-up as above), so the batch gets no cache hits the one-by-one run did not get
         fresh_rng = random.Random(args.seed + 7919)
         fresh = [make_case(fresh_rng) for _ in range(args.answers)]
-        batch_guard = Guardrail(verifier=verifier)
+        batch_guard = Guardrail(args.config, verifier=verifier)
         for case in warm:
             batch_guard.invoke(case)
         t0 = time.perf_counter()

@@ -133,7 +133,14 @@ def score_claims(
     speed = speed_config(config)
     plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
     if plan.pairs:
-        scores, failed = run_verifier(verifier, plan, notes, cache, speed.early_exit_entailment)
+        scores, failed = run_verifier(
+            verifier,
+            plan,
+            notes,
+            cache,
+            speed.early_exit_entailment,
+            speed.early_exit_contradiction,
+        )
     else:
         scores, failed = {}, {}
     return Scoring(claims, plan, scores, failed, notes)

@@ -9,8 +9,9 @@ to choose windows. Planning keeps both small:
    keeps its ``top_m`` most similar windows (``top_m_windows``, capped by
    ``max_windows_per_claim``);
 3. **early exit** — each claim's first premise is scored first, in one batched call with the
-   consistency pairs; claims it entails with at least ``early_exit_entailment`` are done, the
-   rest get their windows in a second call. With ``sentence_first`` that first premise is
+   consistency pairs; claims it entails with at least ``early_exit_entailment`` (or
+   contradicts with at least ``early_exit_contradiction``) are done, the rest get their
+   windows in a second call. With ``sentence_first`` that first premise is
    the one or two sentences of the best window that share the most words with the claim
    (``pruning.focus_sentences``), a third of a window's tokens; without it, the best window;
 4. **score cache** — every call goes through a shared LRU cache of (premise, hypothesis)
@@ -258,6 +259,7 @@ def run_verifier(
     notes: list[str],
     cache: ScoreCache | None = None,
     early_exit: float | None = None,
+    exit_contradiction: float | None = None,
 ) -> tuple[dict[int, NLIPrediction], dict[int, str]]:
     """Scores by pair index, and the failure reason per claim that could not be scored.
 
@@ -265,7 +267,8 @@ def run_verifier(
     much keep only that pair: their other pairs are dropped from ``plan.claim_pairs`` and
     ``plan.claim_windows`` and never scored. A claim whose first pair was a short premise
     (``plan.focus``) and is not settled by it drops that pair instead: it is judged on its
-    windows exactly as without ``sentence_first``.
+    windows exactly as without ``sentence_first``. With ``exit_contradiction`` too, a claim
+    its first pair contradicts at least that much is settled by that pair in the same way.
     """
     scores: dict[int, NLIPrediction] = {}
     failed: dict[int, str] = {}
@@ -288,7 +291,10 @@ def run_verifier(
     for ci, idx in plan.claim_pairs.items():
         if ci in failed or not idx:
             continue
-        if scores[idx[0]].entailment >= early_exit:
+        first_pred = scores[idx[0]]
+        if first_pred.entailment >= early_exit or (
+            exit_contradiction is not None and first_pred.contradiction >= exit_contradiction
+        ):
             plan.claim_pairs[ci] = idx[:1]
             plan.claim_windows[ci] = plan.claim_windows[ci][:1]
             done += 1

@@ -214,3 +214,34 @@ def test_sentence_first_settles_on_the_sentence_and_otherwise_changes_nothing() 
     assert second.status is want.claims[1].status is ClaimStatus.UNSUPPORTED
     assert second.scores == want.claims[1].scores
     assert not any(f.type is HallucinationType.CONTRADICTS_FACT for f in got.flags)
+
+
+def test_a_strong_contradiction_from_the_short_premise_settles_the_claim() -> None:
+    response = "The company employs about 120 people. Orvik Labs was founded in 1994 in Graz."
+    passage = (
+        "Orvik Labs was founded in 1994 and has its headquarters in Lyon. "
+        "The company employs about 120 people."
+    )
+    sentence = "Orvik Labs was founded in 1994 and has its headquarters in Lyon."
+    claim = "Orvik Labs was founded in 1994 in Graz."
+    script: dict[tuple[str | None, str], Any] = {
+        (None, "The company employs about 120 people."): (0.97, 0.02, 0.01),
+        (None, claim): (0.2, 0.7, 0.1),  # the whole window (and anything else): unsure
+        (sentence, claim): (0.01, 0.03, 0.96),  # exactly the short premise: contradiction
+    }
+    ev = evidence(passage, FILLER)
+    settled = ScriptedVerifier(script)
+    cfg = config(embed_candidates=False, early_exit_entailment=0.9, early_exit_contradiction=0.9)
+    got = run(response, settled, ev, cfg)
+    assert [len(c) for c in settled.calls] == [2]  # no second call: both claims are settled
+    assert got.claims[1].status is ClaimStatus.CONTRADICTED
+    assert got.claims[1].evidence is not None and got.claims[1].evidence.snippet == sentence
+    # below the bar (and without the setting) the claim goes on to its windows as before
+    for exit_at in (0.99, None):
+        on = ScriptedVerifier(script)
+        cfg = config(
+            embed_candidates=False, early_exit_entailment=0.9, early_exit_contradiction=exit_at
+        )
+        again = run(response, on, ev, cfg)
+        assert len(on.calls) == 2 and {h for _, h in on.calls[1]} == {claim}
+        assert again.claims[1].status is ClaimStatus.UNSUPPORTED
