@@ -5,8 +5,9 @@ stage is skipped (with a reason) when there is neither; claims are still produce
 ``claims`` stage. If the verifier cannot be loaded the stage fails, and the pipeline's failure
 policy decides (fail-closed: the answer goes to human review).
 
-Per call, names are read from one NER-only ``nlp.pipe`` over the claims (:class:`EntityParser`),
-and verifier scores go through the guardrail's shared (premise, hypothesis) cache.
+Per call, names are read from the call's shared parse of the response for claims that are
+stretches of it, else from one NER-only ``nlp.pipe`` over the claims (:class:`EntityParser`);
+verifier scores go through the guardrail's shared (premise, hypothesis) cache.
 """
 
 from __future__ import annotations
@@ -51,18 +52,33 @@ class EntityParser:
     and the NER of spaCy's English pipelines has its own token vectors, so running ``ner``
     alone gives the same entities as the full pipeline at a fraction of the cost. The claims
     are parsed in one ``nlp.pipe`` call up front; other texts are parsed when asked for.
+
+    With ``shared`` (the call's parse of the response) and the claims' character spans in
+    it, a claim that is a stretch of the response is not parsed again: its entities are the
+    parse's entities inside that stretch (in the context of the whole answer).
     """
 
-    def __init__(self, nlp: Any, texts: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        nlp: Any,
+        texts: Iterable[str] = (),
+        shared: Any = None,
+        spans: Iterable[tuple[int, int]] = (),
+    ) -> None:
         self.nlp = nlp
         self.pipe_names = list(getattr(nlp, "pipe_names", []))
         keep = {"ner", "tok2vec"} if "ner" in self.pipe_names else set(self.pipe_names)
         # tok2vec only feeds tagger and parser when ner has its own embedding layer
-        shared = "ner" in self.pipe_names and _ner_listens(nlp)
+        shared_tok2vec = "ner" in self.pipe_names and _ner_listens(nlp)
         self._disable = [
-            p for p in self.pipe_names if p not in keep or (p == "tok2vec" and not shared)
+            p for p in self.pipe_names if p not in keep or (p == "tok2vec" and not shared_tok2vec)
         ]
         self._docs: dict[str, Any] = {}
+        if shared is not None and getattr(shared, "has_annotation", lambda _: False)("ENT_IOB"):
+            for start, end in spans:
+                text = shared.text[start:end]
+                if text and text not in self._docs:
+                    self._docs[text] = _Entities.within(shared, start, end)
         self.prefetch(texts)
 
     def prefetch(self, texts: Iterable[str]) -> None:
@@ -75,6 +91,33 @@ class EntityParser:
         if text not in self._docs:
             self.prefetch([text])
         return self._docs[text]
+
+
+class _Entity:
+    """An entity of the shared parse, with offsets into a stretch of the response."""
+
+    __slots__ = ("end_char", "label_", "start_char", "text")
+
+    def __init__(self, text: str, label: str, start: int, end: int) -> None:
+        self.text, self.label_, self.start_char, self.end_char = text, label, start, end
+
+
+class _Entities:
+    """What :func:`~guardrail.text.mentions.find_mentions` reads of a parse (``.ents``), for a
+    stretch of the shared parse."""
+
+    def __init__(self, ents: list[_Entity]) -> None:
+        self.ents = ents
+
+    @classmethod
+    def within(cls, doc: Any, start: int, end: int) -> _Entities:
+        return cls(
+            [
+                _Entity(e.text, e.label_, e.start_char - start, e.end_char - start)
+                for e in doc.ents
+                if e.start_char >= start and e.end_char <= end
+            ]
+        )
 
 
 def _ner_listens(nlp: Any) -> bool:
@@ -131,7 +174,9 @@ class HallucinationStage(Stage):
             claims = build_claims(self, data.response, data.query, language)
         spacy = self._nlp() if language == "en" else None
         texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
-        nlp = EntityParser(spacy, texts) if spacy is not None else None
+        shared = state.doc if getattr(state.doc, "text", None) == data.response else None
+        spans = [(c.span.start, c.span.end) for c in claims]
+        nlp = EntityParser(spacy, texts, shared, spans) if spacy is not None else None
         names = [
             m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
         ]

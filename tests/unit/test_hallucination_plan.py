@@ -108,6 +108,52 @@ def test_entity_parser_gives_the_full_pipelines_entities() -> None:
     assert parser("Tomas Ruiz moved to Graz.").ents  # unseen texts are parsed on demand
 
 
+def test_entity_parser_reads_claims_inside_the_shared_parse_without_parsing_them() -> None:
+    from guardrail.errors import GuardrailError
+    from guardrail.nlp import load_spacy
+    from guardrail.stages.hallucination import EntityParser
+    from guardrail.text.mentions import MentionKind, find_mentions
+
+    try:
+        nlp = load_spacy()
+    except GuardrailError as exc:
+        pytest.skip(f"spaCy model not installed: {exc}")
+    response = "Mara Olsen has led Orvik Labs since 2011. She moved the firm to Tampere in 2015."
+    doc = nlp(response)
+    spans = [(0, 41), (42, len(response))]
+    claims = [response[a:b] for a, b in spans]
+
+    class Counting:
+        def __init__(self) -> None:
+            self.parsed: list[str] = []
+            self.pipe_names = nlp.pipe_names
+
+        def pipe(self, texts: list[str], **kw: object) -> object:
+            self.parsed += texts
+            return nlp.pipe(texts, **kw)
+
+        def get_pipe(self, name: str) -> object:
+            return nlp.get_pipe(name)
+
+    counting = Counting()
+    parser = EntityParser(counting, claims, doc, spans)
+    assert counting.parsed == []  # both claims come from the shared parse
+    for (start, end), claim in zip(spans, claims, strict=True):
+        want = [
+            (e.text, e.label_, e.start_char - start)
+            for e in doc.ents
+            if start <= e.start_char < end
+        ]
+        got = [(e.text, e.label_, e.start_char) for e in parser(claim).ents]
+        assert got == want
+        for e in parser(claim).ents:  # offsets are the claim's own
+            assert claim[e.start_char : e.end_char] == e.text
+    names = [m.text for m in find_mentions(claims[1], parser) if m.kind is MentionKind.NAME]
+    assert "Tampere" in names
+    parser("Tomas Ruiz moved to Graz.")
+    assert counting.parsed == ["Tomas Ruiz moved to Graz."]  # other texts are still parsed
+
+
 def test_focus_sentences_pick_the_claims_sentence_and_a_needed_neighbour() -> None:
     from guardrail.hallucination.pruning import focus_sentences
 
