@@ -153,7 +153,7 @@ class SpeedConfig(StrictModel):
     early_exit_entailment: float | None = 0.8
     """Score each claim's best window first; stop there when its entailment reaches this
     (``None`` = score every selected window in one call)."""
-    early_exit_contradiction: float | None = 0.95
+    early_exit_contradiction: float | None = Field(default=0.95, ge=0.0, le=1.0)
     """With ``early_exit_entailment``: a claim its first premise contradicts with at least
     this probability is settled there too (contradicted, that premise its evidence) instead of
     going on to its windows (``None`` = only entailment settles a claim). Chosen on the dev

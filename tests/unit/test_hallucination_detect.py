@@ -245,3 +245,14 @@ def test_a_strong_contradiction_from_the_short_premise_settles_the_claim() -> No
         again = run(response, on, ev, cfg)
         assert len(on.calls) == 2 and {h for _, h in on.calls[1]} == {claim}
         assert again.claims[1].status is ClaimStatus.UNSUPPORTED
+
+
+def test_the_contradiction_exit_is_a_probability_or_off() -> None:
+    from guardrail.config import GuardrailConfig
+    from guardrail.errors import ConfigError
+
+    assert GuardrailConfig().hallucination.speed.early_exit_contradiction == 0.95
+    off = {"hallucination": {"speed": {"early_exit_contradiction": None}}}
+    assert GuardrailConfig.load(off).hallucination.speed.early_exit_contradiction is None
+    with pytest.raises(ConfigError):
+        GuardrailConfig.load({"hallucination": {"speed": {"early_exit_contradiction": 1.5}}})
