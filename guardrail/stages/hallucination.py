@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from guardrail.hallucination import flags as build
@@ -93,21 +94,22 @@ class EntityParser:
         return self._docs[text]
 
 
+@dataclass(frozen=True, slots=True)
 class _Entity:
     """An entity of the shared parse, with offsets into a stretch of the response."""
 
-    __slots__ = ("end_char", "label_", "start_char", "text")
+    text: str
+    label_: str
+    start_char: int
+    end_char: int
 
-    def __init__(self, text: str, label: str, start: int, end: int) -> None:
-        self.text, self.label_, self.start_char, self.end_char = text, label, start, end
 
-
+@dataclass(frozen=True)
 class _Entities:
     """What :func:`~guardrail.text.mentions.find_mentions` reads of a parse (``.ents``), for a
     stretch of the shared parse."""
 
-    def __init__(self, ents: list[_Entity]) -> None:
-        self.ents = ents
+    ents: list[_Entity]
 
     @classmethod
     def within(cls, doc: Any, start: int, end: int) -> _Entities:
