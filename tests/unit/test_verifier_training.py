@@ -301,6 +301,9 @@ def _evidence_rows() -> list[dict[str, str]]:
         "Lovelace died in London in 1852 at the age of 36.",
         "Mount Rainier is a large volcano in Washington. It is the highest mountain in the state "
         "at 4,392 metres. The mountain was not named by local tribes. It last erupted in 1894.",
+        "The Hollies are an English rock group formed in Manchester in 1962. Graham Nash was "
+        "formerly a member of the band. Their single reached number one in March 1965. The group "
+        "was nominated for a Grammy award and later toured in Europe.",
     ]
     rows = [
         {"premise": page, "hypothesis": "x", "label": "neutral", "dataset": "fever_docnli"}
@@ -341,8 +344,15 @@ def test_hard_example_generator_is_seeded_and_labelled(tmp_path: Path) -> None:
         assert hardgen.fits(pair.premise, pair.hypothesis)
         if pair.kind in ("hard_number", "hard_date", "hard_negation", "hard_antonym"):
             assert pair.label == "contradiction" and pair.hypothesis != pair.premise
-        if pair.kind in ("hard_detail", "hard_elsewhere", "hard_partial", "hard_entity"):
-            assert pair.label == "neutral" and pair.two_way
+        if pair.kind in (
+            "hard_detail",
+            "hard_elsewhere",
+            "hard_partial",
+            "hard_entity",
+            "hard_qualifier",
+            "hard_swapword",
+        ):
+            assert pair.label == "neutral" and pair.two_way and pair.hypothesis not in pair.premise
     out = tmp_path / "hard.jsonl.gz"
     counts = hardgen.write(first, out)
     assert sum(counts.values()) == len(first)
@@ -353,3 +363,34 @@ def test_hard_example_generator_is_seeded_and_labelled(tmp_path: Path) -> None:
     assert hardgen.split_sentences("Dr. Smith came. He left at 5 p.m. on Monday.")[0] == (
         "Dr. Smith came."
     )
+
+
+def test_qualifier_drops_and_word_swaps_say_more_than_the_sentence() -> None:
+    import random
+
+    from guardrail.verifiers.training import hardgen
+
+    rng = random.Random(0)
+    assert hardgen.drop_qualifier("She was formerly a member of the band.", rng) == (
+        "She was a member of the band."
+    )
+    assert hardgen.drop_qualifier("It is one of the largest lakes.", rng) == (
+        "It is the largest lakes."
+    )
+    assert hardgen.drop_qualifier("The film was nominated for an Oscar.", rng) == (
+        "The film won an Oscar."
+    )
+    assert hardgen.drop_qualifier("He co-founded the label.", rng) == "He founded the label."
+    assert hardgen.drop_qualifier("The river is long.", rng) is None
+    window = "A fan called for the removal of a banner from the bridge."
+    outside = ["The manager criticised the supporters after the match."]
+    swapped = hardgen.swap_word(window, window, outside, rng)
+    assert swapped is not None and swapped != window
+    new_words = set(swapped.lower().rstrip(".").split()) - set(window.lower().rstrip(".").split())
+    assert len(new_words) == 1 and new_words <= {"manager", "criticised", "supporters", "match"}
+    # the replacement keeps the ending class (-ed for -ed, plural for plural, ...)
+    assert hardgen.swap_word("The dogs barked.", "The dogs barked.", ["cats"], rng) in (
+        None,
+        "The cats barked.",
+    )
+    assert hardgen.swap_word(window, window, [], rng) is None

@@ -19,6 +19,10 @@ kind                      hypothesis                                          la
 ``hard_detail``           a supported sentence plus an invented specific       not entailed
 ``hard_elsewhere``        a sentence of the document outside the window       not entailed
 ``hard_partial``          supported sentence joined with one outside it        not entailed
+``hard_qualifier``        a qualifier dropped ("formerly", "nearly", "former",  not entailed
+                          "co-", "one of the largest", "nominated" → "won")
+``hard_swapword``         a common word swapped for a word of the document     not entailed
+                          outside the window ("fan called" → "coach called")
 ``window_<set>``          an original pair whose one-sentence premise is      original label
                           placed among sentences of the same document
 ========================  ==================================================  =================
@@ -66,7 +70,9 @@ KIND_SHARES: dict[str, float] = {
     "hard_detail": 0.09,
     "hard_elsewhere": 0.07,
     "hard_partial": 0.06,
-    "window": 0.25,
+    "hard_qualifier": 0.04,
+    "hard_swapword": 0.06,
+    "window": 0.15,
 }
 
 MONTHS = (
@@ -362,6 +368,63 @@ def invent_detail(s: str, doc_text: str, rng: random.Random) -> str:
     return _strip_end(s) + detail + "."
 
 
+#: Qualifiers whose removal makes a claim say more than its sentence (summaries and LLM answers
+#: drop them: "was formerly associated with" → "was associated with").
+_QUALIFIER = re.compile(
+    r"\b(?:formerly|reportedly|allegedly|nearly|almost|approximately|roughly|partly|partially|"
+    r"possibly|probably|perhaps|unofficially|former) "
+)
+_QUALIFIER_EDITS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bone of the (\w+est)\b"), r"the \1"),
+    (re.compile(r"\b(?:was|were) nominated for\b"), "won"),
+    # co-founded → founded (a co-author is still an author: verbs only)
+    (
+        re.compile(r"\bco-(?=(?:founded|wrote|written|produced|directed|created|hosted|owned)\b)"),
+        "",
+    ),
+)
+_COMMON = re.compile(r"(?<![\w-])[a-z]{5,}(?![\w-])")
+
+
+def drop_qualifier(s: str, rng: random.Random) -> str | None:
+    """``s`` with one qualifier removed (see ``_QUALIFIER``), or None if it has none."""
+    options: list[str] = [s[: m.start()] + s[m.end() :] for m in _QUALIFIER.finditer(s)]
+    for pattern, repl in _QUALIFIER_EDITS:
+        new = pattern.sub(repl, s, count=1)
+        if new != s:
+            options.append(new)
+    return rng.choice(options) if options else None
+
+
+def _word_class(word: str) -> str:
+    for end in ("ing", "ed", "ly", "s"):
+        if word.endswith(end):
+            return end
+    return ""
+
+
+def swap_word(s: str, window: str, outside: list[str], rng: random.Random) -> str | None:
+    """One lower-case word of ``s`` (5+ letters, not a function word) swapped for a word of the
+    same ending class that occurs in ``outside`` sentences but nowhere in ``window``."""
+    inside = _words(window)
+    found = [m for m in _COMMON.finditer(s) if m.group(0) not in _FUNCTION]
+    pool: list[str] = sorted({w for o in outside for w in _COMMON.findall(o)} - inside - _FUNCTION)
+    if not found or not pool:
+        return None
+    m = rng.choice(found)
+    same = [w for w in pool if _word_class(w) == _word_class(m.group(0))]
+    if not same:
+        return None
+    return s[: m.start()] + rng.choice(same) + s[m.end() :]
+
+
+_FUNCTION = frozenset(
+    """about above after again against among because before being below between could during
+    every first other their there these those through under until where which while would
+    should since still though without within""".split()
+)
+
+
 def join(a: str, b: str) -> str:
     return f"{_strip_end(a)}, and {_lower_first(b)}"
 
@@ -412,6 +475,14 @@ def _make(
             return None
         extra = doc[rng.choice(outside)]
         return (join(s, extra) if rng.random() < 0.5 else join(extra, s)), "neutral", True
+    if kind == "hard_qualifier":
+        new = drop_qualifier(s, rng)
+        return (new, "neutral", True) if new else None
+    if kind == "hard_swapword":
+        if not outside:
+            return None
+        new = swap_word(s, " ".join(doc[lo:hi]), [doc[k] for k in outside], rng)
+        return (new, "neutral", True) if new else None
     raise ValueError(kind)
 
 
