@@ -10,8 +10,9 @@ short premises and miss invented specifics on long ones. A small logistic model 
 - ``missing_specific`` — names, numbers and dates of the claim found in no evidence text
   (capped at 3),
 - ``log_tokens`` — log of the claim's word count,
-- ``verbatim`` — 1 when the claim stands word for word in the evidence (case, spacing and
-  final punctuation aside): such a claim is supported (``p_supported`` ≥ ``VERBATIM_P``)
+- ``verbatim`` — 1 when the claim stands word for word in the evidence (case, spacing,
+  punctuation and tokenisation aside: "Non-binary" = "Non - binary", "2-0" = "2 - 0"): such a
+  claim is supported (``p_supported`` ≥ ``VERBATIM_P``)
   whatever the verifier says — quoting the source is the plainest support there is,
 - ``novel_best`` — share of the claim's content words absent from the window the verifier
   judged best: a near-copy of an evidence sentence with one word swapped ("Wenger called for
@@ -97,6 +98,15 @@ def _flat(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .!?;:,")
 
 
+_ALNUM_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _word_string(text: str) -> str:
+    """Lower-cased letter/digit runs joined by single spaces, with a space at each end (so a
+    substring test matches whole words only); punctuation and tokenisation spaces vanish."""
+    return " " + " ".join(m.group(0).lower() for m in _ALNUM_RE.finditer(text)) + " "
+
+
 @dataclass(frozen=True)
 class EvidenceIndex:
     """The evidence texts joined, with the word stems they contain (built once per check)."""
@@ -105,12 +115,15 @@ class EvidenceIndex:
     stems: frozenset[str]
     flat: str = ""
     """Lower-cased with single spaces (for the verbatim test)."""
+    word_string: str = ""
+    """Its words only (``_word_string``: for the verbatim test, punctuation aside)."""
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> EvidenceIndex:
         joined = "\n".join(texts)
         flat = " ".join(joined.lower().split())
-        return cls(joined, frozenset(_stem(w) for w in content_words(joined)), flat)
+        stems = frozenset(_stem(w) for w in content_words(joined))
+        return cls(joined, stems, flat, _word_string(joined))
 
 
 def claim_features(
@@ -137,9 +150,17 @@ def claim_features(
         "missing_content": round(missing, 4),
         "missing_specific": float(min(len(specifics), 3)),
         "log_tokens": round(math.log(1 + len(claim_text.split())), 4),
-        "verbatim": float(len(words) >= 3 and _flat(claim_text) in evidence.flat),
+        "verbatim": float(len(words) >= 3 and _verbatim(claim_text, evidence)),
         "novel_best": round(novel, 4),
     }
+
+
+def _verbatim(claim_text: str, evidence: EvidenceIndex) -> bool:
+    """The claim stands in the evidence word for word (see ``verbatim`` above)."""
+    if _flat(claim_text) in evidence.flat:
+        return True
+    words = _word_string(claim_text)
+    return len(words) > 2 and words in evidence.word_string
 
 
 @dataclass(frozen=True)

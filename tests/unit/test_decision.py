@@ -274,6 +274,32 @@ def test_a_claim_quoted_from_the_evidence_is_supported() -> None:
     assert changed["verbatim"] == 0.0 and cal.probability(changed) < cal.threshold
 
 
+def test_a_quote_is_recognised_through_tokenised_evidence() -> None:
+    # news and scraped text often come tokenised ("Non - binary", "2 - 0", "Tony 's")
+    index = EvidenceIndex.of(
+        [
+            "Non - binary is a term used to describe people who do not consider themselves "
+            "exclusively male or female . West Brom won 2 - 0 against Crystal Palace ."
+        ]
+    )
+    pred = NLIPrediction(entailment=0.3, neutral=0.3, contradiction=0.4)
+    quoted = (
+        "Non-binary is a term used to describe people who do not consider themselves "
+        "exclusively male or female."
+    )
+    assert claim_features(quoted, pred, 0.4, index)["verbatim"] == 1.0
+    assert (
+        claim_features("West Brom won 2-0 against Crystal Palace.", pred, 0.4, index)["verbatim"]
+        == 1.0
+    )
+    # whole words only, and a changed word is not a quote
+    assert claim_features("Brom won 2-0 against Crystal Pal.", pred, 0.4, index)["verbatim"] == 0.0
+    assert (
+        claim_features("West Brom won 3-0 against Crystal Palace.", pred, 0.4, index)["verbatim"]
+        == 0.0
+    )
+
+
 def test_bundled_calibration_loads_and_is_monotone_in_entailment() -> None:
     cal = ClaimCalibrator.load()
     assert 0.0 < cal.threshold < 1.0 and set(cal.weights) <= set(FEATURES)
