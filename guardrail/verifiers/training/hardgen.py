@@ -386,6 +386,14 @@ _QUALIFIER_EDITS: tuple[tuple[re.Pattern[str], str], ...] = (
 _COMMON = re.compile(r"(?<![\w-])[a-z]{5,}(?![\w-])")
 
 
+_FUNCTION = frozenset(
+    """about above after again against among because before being below between could during
+    every first other their there these those through under until where which while would
+    should since still though without within""".split()
+)
+"""Common long words a swap must not touch."""
+
+
 def drop_qualifier(s: str, rng: random.Random) -> str | None:
     """``s`` with one qualifier removed (see ``_QUALIFIER``), or None if it has none."""
     options: list[str] = [s[: m.start()] + s[m.end() :] for m in _QUALIFIER.finditer(s)]
@@ -416,13 +424,6 @@ def swap_word(s: str, window: str, outside: list[str], rng: random.Random) -> st
     if not same:
         return None
     return s[: m.start()] + rng.choice(same) + s[m.end() :]
-
-
-_FUNCTION = frozenset(
-    """about above after again against among because before being below between could during
-    every first other their there these those through under until where which while would
-    should since still though without within""".split()
-)
 
 
 def join(a: str, b: str) -> str:
