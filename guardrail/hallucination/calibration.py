@@ -94,10 +94,6 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .!?;:,")
-
-
 _ALNUM_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -113,17 +109,14 @@ class EvidenceIndex:
 
     text: str
     stems: frozenset[str]
-    flat: str = ""
-    """Lower-cased with single spaces (for the verbatim test)."""
     word_string: str = ""
     """Its words only (``_word_string``: for the verbatim test, punctuation aside)."""
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> EvidenceIndex:
         joined = "\n".join(texts)
-        flat = " ".join(joined.lower().split())
         stems = frozenset(_stem(w) for w in content_words(joined))
-        return cls(joined, stems, flat, _word_string(joined))
+        return cls(joined, stems, _word_string(joined))
 
 
 def claim_features(
@@ -156,9 +149,8 @@ def claim_features(
 
 
 def _verbatim(claim_text: str, evidence: EvidenceIndex) -> bool:
-    """The claim stands in the evidence word for word (see ``verbatim`` above)."""
-    if _flat(claim_text) in evidence.flat:
-        return True
+    """The claim stands in the evidence word for word (see ``verbatim`` above): its words, in
+    order, are whole words of the evidence ("art is great" is not in "heart is great")."""
     words = _word_string(claim_text)
     return len(words) > 2 and words in evidence.word_string
 

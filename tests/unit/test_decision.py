@@ -345,3 +345,13 @@ def test_actions_are_the_five_bands() -> None:
         "regenerate",
         "human_review",
     }
+
+
+def test_a_quote_must_start_and_end_on_word_boundaries() -> None:
+    # the flattened-text test this replaced matched inside words: "art is great" in "heart…"
+    index = EvidenceIndex.of(["Her heart is great at pumping blood to the bridges of the town."])
+    pred = NLIPrediction(entailment=0.3, neutral=0.3, contradiction=0.4)
+    features = claim_features("art is great at pumping blood", pred, 0.4, index)
+    assert features["verbatim"] == 0.0
+    assert claim_features("pumping blood to the bridge", pred, 0.4, index)["verbatim"] == 0.0
+    assert claim_features("heart is great at pumping blood", pred, 0.4, index)["verbatim"] == 1.0
