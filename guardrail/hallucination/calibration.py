@@ -109,7 +109,7 @@ class EvidenceIndex:
 
     text: str
     stems: frozenset[str]
-    word_string: str = ""
+    word_string: str
     """Its words only (``_word_string``: for the verbatim test, punctuation aside)."""
 
     @classmethod
