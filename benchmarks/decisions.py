@@ -2,11 +2,27 @@
 
 ``Guardrail(config)`` (default: the offline profile) checks multi-sentence answers whose
 sentences people labelled supported or not (QAGS CNN/DM summaries, Factcheck-GPT answers
-against their retrieved snippets) plus claim-level sets (WiCE claims, HaluEval QA answers);
-see ``decisions_data.py`` for the sets, labels and the dev / test split. Passages carry no
-retrieval score: the pipeline decides. Only the public API is used (``Guardrail.batch``,
-``GuardReport.verdict`` / ``.recommendation`` / ``.claims``), so it measures whatever the code
-does. Printed per set and pooled (``multi-sentence`` = QAGS + Factcheck-GPT, ``all``):
+against their retrieved snippets, LFQA long answers against their documents) plus claim-level
+sets (WiCE claims, HaluEval QA answers); see ``decisions_data.py`` for the sets, labels and the
+dev / test split. Passages carry no retrieval score: the pipeline decides. Only the public API
+is used (``Guardrail.batch``, ``GuardReport.verdict`` / ``.recommendation`` / ``.claims`` /
+``.delivered_text``), so it measures whatever the code does. Printed per set and pooled:
+``lfqa_rag`` = LFQA's RAG settings (``*_wdoc``, ``*_whudoc``), ``multi-sentence`` = QAGS +
+Factcheck-GPT (as in earlier results), ``multi-sentence+lfqa`` = those and LFQA (all settings),
+``all``. The JSON also holds LFQA per setting (``by_setting``).
+
+Sentence-level delivery (issue 28), over the people-labelled sentences:
+
+- supported shown unmarked: share of supported sentences that reach the user with no
+  annotation. A sentence is shown unmarked iff its text (whitespace-normalised) occurs in
+  ``report.delivered_text`` (``None`` for regenerate / human_review: nothing is shown) and is not
+  immediately followed by an annotation bracket `` [`` (a sentence annotated, corrected or
+  removed is not shown unmarked);
+- unsupported shown unmarked: the same for unsupported sentences (no guardrail = 1.0);
+- delivery bAcc = (supported shown unmarked + 1 − unsupported shown unmarked) / 2;
+- supported sent back: share of fully supported answers ending in regenerate / human_review.
+
+Answer- and claim-level figures:
 
 - verdict bAcc: balanced accuracy of "flagged" (verdict ≠ VERIFIED; UNVERIFIED counts as
   flagged) against "has an unsupported sentence";
@@ -22,6 +38,8 @@ does. Printed per set and pooled (``multi-sentence`` = QAGS + Factcheck-GPT, ``a
 Run (from the repository root)::
 
     .venv/bin/python benchmarks/decisions.py --split test --limit 20       # quick look
+    .venv/bin/python benchmarks/decisions.py --split dev test --datasets lfqa qags factcheck_gpt \\
+        --limit 0 --out benchmarks/results/x.json   # --limit caps LFQA by whole questions
     .venv/bin/python benchmarks/decisions.py --split dev test --out benchmarks/results/x.json \\
         --dump-claims claims_dev.jsonl --dump-split dev
     # or the two splits side by side (two processes), merged into one file:
@@ -49,7 +67,10 @@ if __package__:
     from .decisions_data import (
         DATASETS,
         DEFAULT_CAPS,
+        LFQA_RAG,
+        LFQA_SETTINGS,
         MULTI_SENTENCE,
+        MULTI_SENTENCE_ALL,
         Item,
         LabelledSentence,
         data_dir,
@@ -60,7 +81,10 @@ else:  # run as a script: this folder is sys.path[0]
     from decisions_data import (
         DATASETS,
         DEFAULT_CAPS,
+        LFQA_RAG,
+        LFQA_SETTINGS,
         MULTI_SENTENCE,
+        MULTI_SENTENCE_ALL,
         Item,
         LabelledSentence,
         data_dir,
@@ -71,11 +95,18 @@ else:  # run as a script: this folder is sys.path[0]
 LOG = logging.getLogger("benchmarks.decisions")
 DELIVERED = ("accept", "accept_with_flags")
 ACTIONS = ("accept", "accept_with_flags", "correct_and_deliver", "regenerate", "human_review")
+SENT_BACK = ("regenerate", "human_review")
+ANNOTATION_OPEN = " ["
+"""What follows a sentence that guardrail annotated (``… [unverified]``, ``[possible …]``)."""
 TARGETS = {
     "verdict_bacc": "≥ 0.75",
     "supported_delivered": "≥ 0.70",
     "unsupported_delivered": "≤ 0.10",
     "claim_bacc": "≥ before",
+    "supported_shown": "≥ 0.65 lfqa_rag",
+    "unsupported_shown": "≤ 0.25 lfqa_rag, ≤ 0.30 multi",
+    "delivery_bacc": "≥ 0.74 lfqa_rag, ≥ claim − 0.02 multi",
+    "supported_sent_back": "≤ 0.15",
 }
 
 
@@ -90,6 +121,8 @@ class Judged:
     claims: list[tuple[int, int, str]] = field(default_factory=list)
     """``(start, end, status)`` of each ``report.claims`` entry."""
     error: str | None = None
+    delivered: str | None = None
+    """``report.delivered_text``: what the user is shown (``None``: nothing)."""
 
 
 def judged_from_report(item: Item, report: Any) -> Judged:
@@ -103,7 +136,48 @@ def judged_from_report(item: Item, report: Any) -> Judged:
             (c.span.start, c.span.end, str(getattr(c.status, "value", c.status)))
             for c in report.claims
         ],
+        delivered=report.delivered_text,
     )
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown_unmarked(sentence: str, delivered: str | None) -> bool:
+    """Does ``sentence`` reach the user unmarked: it occurs (whitespace-normalised, at a word
+    start) in ``delivered`` and is not immediately followed by an annotation bracket."""
+    needle = _normalised(sentence)
+    if delivered is None or not needle:
+        return False
+    text = _normalised(delivered)
+    found = text.find(needle)
+    while found >= 0:
+        word_start = found == 0 or not (text[found - 1].isalnum() and needle[0].isalnum())
+        if word_start and not text.startswith(ANNOTATION_OPEN, found + len(needle)):
+            return True
+        found = text.find(needle, found + 1)
+    return False
+
+
+def delivery(judged: list[Judged]) -> dict[str, Any]:
+    """Sentence-level delivery figures over the labelled sentences of ``judged`` (no errors)."""
+    supported: list[bool] = []
+    unsupported: list[bool] = []
+    for j in judged:
+        for sent in j.item.sentences:
+            shown = shown_unmarked(sent.text, j.delivered)
+            (supported if sent.supported else unsupported).append(shown)
+    sup, unsup = _share(supported), _share(unsupported)
+    bacc = None if sup is None or unsup is None else round((sup + 1 - unsup) / 2, 4)
+    return {
+        "sentences_supported": len(supported),
+        "sentences_unsupported": len(unsupported),
+        "supported_shown": sup,
+        "unsupported_shown": unsup,
+        "delivery_bacc": bacc,
+        "supported_sent_back": _share([j.action in SENT_BACK for j in judged if j.item.supported]),
+    }
 
 
 def align(
@@ -170,6 +244,7 @@ def metrics(judged: list[Judged]) -> dict[str, Any]:
         "unsupported_delivered": _share(
             [d for d, u in zip(delivered, unsupported, strict=True) if u]
         ),
+        **delivery(ok),
         "claim_bacc": balanced_accuracy(claim_gold, claim_flag),
         "claims_scored": len(claim_gold),
         "claims_unsupported": sum(claim_gold),
@@ -183,14 +258,27 @@ def metrics(judged: list[Judged]) -> dict[str, Any]:
 
 
 def pooled(judged: dict[str, list[Judged]]) -> dict[str, dict[str, Any]]:
-    """Metrics per set, over the multi-sentence sets and over everything."""
+    """Metrics per set, LFQA's RAG settings, the multi-sentence pools and everything."""
     out = {name: metrics(rows) for name, rows in judged.items()}
+    rag = [j for j in judged.get("lfqa", []) if j.item.setting in LFQA_RAG]
+    if rag:
+        out["lfqa_rag"] = metrics(rag)
     multi = [j for name in MULTI_SENTENCE for j in judged.get(name, [])]
     if multi and len(judged) > 1:
         out["multi-sentence"] = metrics(multi)
+    if sum(name in judged for name in MULTI_SENTENCE_ALL) > 1 and "lfqa" in judged:
+        out["multi-sentence+lfqa"] = metrics(
+            [j for name in MULTI_SENTENCE_ALL for j in judged.get(name, [])]
+        )
     if len(judged) > 1:
         out["all"] = metrics([j for rows in judged.values() for j in rows])
     return out
+
+
+def by_setting(judged: list[Judged]) -> dict[str, dict[str, Any]]:
+    """Metrics per ``Item.setting`` (LFQA's six), in :data:`LFQA_SETTINGS` order."""
+    names = [s for s in LFQA_SETTINGS if any(j.item.setting == s for j in judged)]
+    return {s: metrics([j for j in judged if j.item.setting == s]) for s in names}
 
 
 def _fmt(value: Any) -> str:
@@ -214,6 +302,11 @@ def table(results: dict[str, dict[str, Any]], split: str) -> str:
         ("claim bAcc (not_checkworthy left out)", "claim_bacc", None),
         ("claims scored (unsupported)", "claims_scored", lambda m: f"{m['claims_scored']} ({m['claims_unsupported']})"),
         ("claims not_checkworthy / unaligned", "claims_not_checkworthy", lambda m: f"{m['claims_not_checkworthy']} / {m['claims_unaligned']}"),
+        ("sentences labelled (unsupported)", "sentences_supported", lambda m: f"{m['sentences_supported'] + m['sentences_unsupported']} ({m['sentences_unsupported']})"),
+        ("supported sentences shown unmarked", "supported_shown", None),
+        ("unsupported sentences shown unmarked", "unsupported_shown", None),
+        ("delivery bAcc (sentences)", "delivery_bacc", None),
+        ("supported answers regen./review", "supported_sent_back", None),
         ("mean confidence supported / not", "confidence_supported", lambda m: f"{_fmt(m['confidence_supported'])} / {_fmt(m['confidence_unsupported'])}"),
     ]  # fmt: skip
     rows += [(f"action {a}", a, lambda m, a=a: m["actions"][a]) for a in ACTIONS]
@@ -300,6 +393,7 @@ def claim_rows(judged: Judged, report: Any) -> list[dict[str, Any]]:
             "dataset": judged.item.dataset,
             "split": judged.item.split,
             "item_id": judged.item.item_id,
+            "setting": judged.item.setting,
             "claim_index": position,
             "label_supported": sentence.supported,
             "sentence": sentence.text,
@@ -319,11 +413,17 @@ def merge_results(previous: dict[str, Any], new: dict[str, Any]) -> dict[str, An
     for key in ("source_sha256", "commit"):
         if previous["code"].get(key) != new["code"].get(key):
             raise ValueError(f"different code ({key}): {previous['code']} vs {new['code']}")
-    for key in ("limit", "config", "policy"):
+    for key in ("limit", "config", "policy", "lfqa_settings"):
         if previous.get(key) != new.get(key):
             raise ValueError(f"different {key}: {previous.get(key)!r} vs {new.get(key)!r}")
     seconds = {**previous.get("seconds", {}), **new.get("seconds", {})}
-    return {**previous, "splits": {**previous["splits"], **new["splits"]}, "seconds": seconds}
+    settings = {**previous.get("by_setting", {}), **new.get("by_setting", {})}
+    return {
+        **previous,
+        "splits": {**previous["splits"], **new["splits"]},
+        "seconds": seconds,
+        "by_setting": settings,
+    }
 
 
 def merge_files(paths: list[Path], out: Path | None) -> int:
@@ -349,6 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limit", type=int, default=None,
         help=f"answers per set and split (a fixed sample; 0 = all; default {DEFAULT_CAPS})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lfqa-settings", nargs="+", choices=LFQA_SETTINGS, default=list(LFQA_SETTINGS),
+        help="LFQA answer settings to check (default: all six)",
     )  # fmt: skip
     parser.add_argument("--config", default=None, help="guardrail config YAML (default: offline)")
     parser.add_argument(
@@ -392,9 +496,11 @@ def main(argv: list[str] | None = None) -> int:
         "policy": getattr(getattr(guard.config, "hallucination", None), "policy", None),
         "data_dir": str(root),
         "limit": args.limit,
+        "lfqa_settings": args.lfqa_settings,
         "model_load_seconds": round(load_seconds, 1),
         "splits": {},
         "seconds": {},
+        "by_setting": {},
     }
     dump = args.dump_claims.open("w", encoding="utf-8") if args.dump_claims else None
     try:
@@ -404,7 +510,9 @@ def main(argv: list[str] | None = None) -> int:
             cpu_start = time.process_time()
             for dataset in args.datasets:
                 cap = DEFAULT_CAPS[dataset] if args.limit is None else (args.limit or None)
-                items = sample(load(dataset, root, split), cap)
+                loaded = load(dataset, root, split)
+                loaded = [i for i in loaded if not i.setting or i.setting in args.lfqa_settings]
+                items = sample(loaded, cap)
                 if not items:
                     continue
                 start = time.perf_counter()
@@ -419,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, secs in seconds.items():
                 results[name]["ms_per_answer"] = round(1000 * secs / max(1, len(judged[name])))
             result["splits"][split] = results
+            if "lfqa" in judged:
+                result["by_setting"][split] = {"lfqa": by_setting(judged["lfqa"])}
             result["seconds"][split] = {
                 "wall": round(sum(seconds.values())),
                 "cpu": round(time.process_time() - cpu_start),

@@ -16,9 +16,17 @@ Sets (``../shared/data``, evaluation only):
   (one labelled sentence = the whole response). Its own dev / test files.
 - ``halueval`` — HaluEval QA (one-turn): the right answer (supported) and the hallucinated
   answer (not) for each question, premise = the knowledge.
+- ``lfqa`` — LFQA-Verification (``lfqa_dev``, half of its questions): long answers (4–9
+  sentences) to ELI5 questions in six settings (:data:`LFQA_SETTINGS`), judged against the
+  question's WebGPT or human-chosen documents (title + text, one passage each, cut by
+  :func:`passages_of` when long); a sentence is supported iff its majority label (of 3) is
+  ``supported``. One item per answer, ``Item.setting`` = its setting; the RAG settings
+  (:data:`LFQA_RAG`, answers written from the documents) are also reported on their own.
 
-Splits: WiCE keeps its files; the others go to ``dev`` when a hash of the item's text falls in
-the first ``DEV_SHARE`` of the range (:func:`split_of`), else ``test``.
+Splits: WiCE keeps its files; LFQA goes by a hash of ``question_id`` (the six settings share
+questions and documents, so all answers to a question fall in the same split and are sampled
+together); the others go to ``dev`` when a hash of the item's text falls in the first
+``DEV_SHARE`` of the range (:func:`split_of`), else ``test``.
 """
 
 from __future__ import annotations
@@ -37,19 +45,27 @@ DEV_SHARE = 0.4
 """Share of each set (bar WiCE) held out as ``dev`` for calibration and rule choice."""
 PASSAGE_CHARS = 1500
 """Long documents are split into passages of about this many characters (sentence bounds)."""
-DATASETS = ("qags", "factcheck_gpt", "wice", "halueval")
+DATASETS = ("qags", "factcheck_gpt", "wice", "halueval", "lfqa")
 MULTI_SENTENCE = ("qags", "factcheck_gpt")
-"""The sets of multi-sentence answers (the issue's targets are stated on these)."""
+"""The short multi-sentence sets (pooled as ``multi-sentence``, as in earlier results)."""
+MULTI_SENTENCE_ALL = ("qags", "factcheck_gpt", "lfqa")
+"""Every multi-sentence set, the long LFQA answers included (pooled as ``multi-sentence+lfqa``)."""
+LFQA_SETTINGS = ("gpt3_wdoc", "alpaca_wdoc", "gpt3_whudoc", "webgpt", "gpt3", "alpaca")
+"""LFQA answer settings; ``*_whudoc`` is judged against the human-chosen documents."""
+LFQA_RAG = ("gpt3_wdoc", "alpaca_wdoc", "gpt3_whudoc")
+"""The settings whose answers were written from the documents they are judged against."""
 DEFAULT_CAPS: dict[str, int | None] = {
     "qags": 50,
     "factcheck_gpt": None,
     "wice": 40,
     "halueval": 40,
+    "lfqa": None,
 }
 """Answers per set and split in a default run (a fixed sample, :func:`sample`), so that both
 splits check in about 15 minutes on two cores (the pipeline spends about 3.5 CPU-s on a QAGS
 summary, 8 on a Factcheck-GPT answer with its ~27 snippets, 5 on a WiCE claim against its page,
-1 on a HaluEval answer). ``None`` = all."""
+1 on a HaluEval answer; LFQA: 52 questions × 6 settings, 126 dev and 186 test answers).
+``None`` = all."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _TOKEN = re.compile(r"\w+")
@@ -81,7 +97,10 @@ class Item:
     unlocated: int = 0
     """Labelled sentences that could not be found in the response (no claim-level label)."""
     group: str = ""
-    """Items of one group are sampled together (HaluEval's two answers to a question)."""
+    """Items of one group are sampled together (HaluEval's two answers to a question, LFQA's
+    six)."""
+    setting: str = ""
+    """The answer setting within the set (LFQA's ``gpt3_wdoc`` …; empty elsewhere)."""
 
     def guard_input(self) -> dict[str, object]:
         """The ``Guardrail`` input: passages without a score."""
@@ -280,9 +299,59 @@ def load_halueval(root: Path) -> Iterator[Item]:
             )
 
 
+def lfqa_supported(labels: object) -> bool:
+    """An LFQA sentence is supported iff most of its labels are ``supported``."""
+    return isinstance(labels, list) and 2 * labels.count("supported") > len(labels)
+
+
+def lfqa_docs(root: Path, setting: str) -> dict[str, list[str]]:
+    """``question_id`` → passages of the documents ``setting`` is judged against."""
+    name = "human" if setting.endswith("_whudoc") else "webgpt"
+    rows = json.loads((root / "lfqa_dev" / "docs" / f"docs-{name}.json").read_text("utf-8"))
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        passages: list[str] = []
+        for doc in row["docs"]:
+            title = str(doc.get("title") or "").strip()
+            for part in passages_of(str(doc.get("text") or "")):
+                passages.append(f"{title}\n{part}" if title else part)
+        out[str(row["question_id"])] = passages
+    return out
+
+
+def load_lfqa(root: Path, settings: tuple[str, ...] = LFQA_SETTINGS) -> Iterator[Item]:
+    """LFQA answers of every setting; split and sampling group by question."""
+    for setting in settings:
+        docs = lfqa_docs(root, setting)
+        path = root / "lfqa_dev" / "annotations" / f"annotations-{setting}.json"
+        for row in json.loads(path.read_text(encoding="utf-8")):
+            qid = str(row["question_id"])
+            pairs: list[tuple[str, bool | None]] = []
+            for ann in row["annotations"]:
+                text = " ".join(str(ann["answer"]).replace("</s>", " ").split())
+                if text:
+                    pairs.append((text, lfqa_supported(ann["labels"])))
+            response = " ".join(text for text, _ in pairs)
+            labelled, unlocated = _labelled(response, pairs)
+            yield Item(
+                dataset="lfqa",
+                item_id=f"lfqa-{setting}-{qid}",
+                split=split_of(qid),
+                query=str(row["question"]).strip(),
+                response=response,
+                passages=docs.get(qid, []),
+                supported=all(label for _, label in pairs),
+                sentences=labelled,
+                unlocated=unlocated,
+                group=f"lfqa-{qid}",
+                setting=setting,
+            )
+
+
 def sample(items: list[Item], cap: int | None) -> list[Item]:
-    """A fixed pseudo-random subset of at most ``cap`` items (all when ``cap`` is ``None``),
-    chosen by a hash of each item's id (or group) and kept in file order."""
+    """A fixed pseudo-random subset of about ``cap`` items (all when ``cap`` is ``None``),
+    chosen by a hash of each item's id (or group) and kept in file order. Groups are taken
+    whole (an LFQA question with all its settings' answers), so the last one may overshoot."""
     if cap is None or cap >= len(items):
         return items
 
@@ -308,7 +377,12 @@ def load(dataset: str, root: Path, split: str) -> list[Item]:
     if dataset == "wice":
         splits = ["dev", "test"] if split == "all" else [split]
         return [item for s in splits for item in load_wice(root, s)]
-    loaders = {"qags": load_qags, "factcheck_gpt": load_factcheck, "halueval": load_halueval}
+    loaders = {
+        "qags": load_qags,
+        "factcheck_gpt": load_factcheck,
+        "halueval": load_halueval,
+        "lfqa": load_lfqa,
+    }
     if dataset not in loaders:
         raise ValueError(f"unknown dataset {dataset!r}; choose from {DATASETS}")
     return [item for item in loaders[dataset](root) if split in ("all", item.split)]

@@ -7,12 +7,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.decisions import Judged, align, balanced_accuracy, main, metrics, pooled, table
+from benchmarks.decisions import (
+    Judged,
+    align,
+    balanced_accuracy,
+    by_setting,
+    delivery,
+    judged_from_report,
+    main,
+    metrics,
+    pooled,
+    shown_unmarked,
+    table,
+)
 from benchmarks.decisions_data import (
     DEFAULT_CAPS,
+    LFQA_SETTINGS,
     Item,
     LabelledSentence,
     data_dir,
@@ -153,6 +167,143 @@ def test_wice_and_halueval(tmp_path: Path) -> None:
     assert all(sum(i.group == g for i in picked) == 2 for g in groups)  # pairs stay together
 
 
+def _lfqa_row(qid: int, sentences: list[tuple[str, list[str]]]) -> dict[str, object]:
+    return {
+        "question_id": qid,
+        "question": f"Why {qid}?",
+        "answers": [text for text, _ in sentences],
+        "annotations": [{"answer": text, "labels": labels} for text, labels in sentences],
+    }
+
+
+def test_lfqa_answers_split_and_sampled_by_question(tmp_path: Path) -> None:
+    base = tmp_path / "lfqa_dev"
+    yes, no = ["supported"] * 3, ["not_supported"] * 3
+    for setting in LFQA_SETTINGS:
+        rows = [
+            _lfqa_row(n, [(" It is so.", yes), ("Because of A.</s>", ["supported", "partially", "supported"])])
+            for n in range(12)
+        ]  # fmt: skip
+        if setting == "gpt3_whudoc":
+            rows[0] = _lfqa_row(0, [("It is so.", yes), ("B  did it.", ["supported", "partially", "not_supported"]), ("</s>", no)])  # fmt: skip
+        (base / "annotations").mkdir(parents=True, exist_ok=True)
+        (base / "annotations" / f"annotations-{setting}.json").write_text(json.dumps(rows))
+    long_text = " ".join(
+        f"Sentence {n} of a long web page about the topic at hand." for n in range(60)
+    )
+    for name in ("webgpt", "human"):
+        docs = [
+            {"question_id": n, "question": f"Why {n}?", "docs": [
+                {"doc_id": f"{name}:{n}", "title": f"{name} page {n}", "text": f"{name} says {n}."},
+                {"doc_id": f"{name}:{n}b", "title": "", "text": long_text},
+            ]}
+            for n in range(12)
+        ]  # fmt: skip
+        (base / "docs").mkdir(parents=True, exist_ok=True)
+        (base / "docs" / f"docs-{name}.json").write_text(json.dumps(docs))
+    items = load("lfqa", tmp_path, "all")
+    assert len(items) == 12 * len(LFQA_SETTINGS)
+    first = {i.setting: i for i in items if i.group == "lfqa-0"}
+    assert set(first) == set(LFQA_SETTINGS)
+    wdoc, whudoc = first["gpt3_wdoc"], first["gpt3_whudoc"]
+    assert wdoc.item_id == "lfqa-gpt3_wdoc-0" and wdoc.query == "Why 0?"
+    assert wdoc.response == "It is so. Because of A."  # stray </s> and spaces gone
+    assert [(s.text, s.supported) for s in wdoc.sentences] == [
+        ("It is so.", True),
+        ("Because of A.", True),
+    ]
+    assert wdoc.supported is True
+    assert whudoc.response == "It is so. B did it."  # an empty "</s>" sentence is dropped
+    assert [s.supported for s in whudoc.sentences] == [True, False] and not whudoc.supported
+    assert wdoc.passages[0] == "webgpt page 0\nwebgpt says 0."
+    assert whudoc.passages[0] == "human page 0\nhuman says 0."  # *_whudoc: human documents
+    assert len(wdoc.passages) > 2 and all(len(p) <= 1500 for p in wdoc.passages)  # long doc cut
+    # one question, one split, whatever the setting
+    for n in range(12):
+        assert len({i.split for i in items if i.group == f"lfqa-{n}"}) == 1
+    dev = load("lfqa", tmp_path, "dev")
+    assert dev and all(i.split == "dev" for i in dev)
+    assert len(dev) + len(load("lfqa", tmp_path, "test")) == len(items)
+    picked = sample(items, 10)  # whole questions: 2 questions × 6 settings
+    assert len(picked) == 12 and picked == sample(items, 10)
+    assert all(sum(i.group == g for i in picked) == 6 for g in {i.group for i in picked})
+
+
+def test_shown_unmarked() -> None:
+    text = "The sky is blue."
+    assert shown_unmarked(text, "Hello. The sky  is\nblue. Grass is green.")
+    assert shown_unmarked(text, "The sky is blue.")
+    assert not shown_unmarked(text, None)  # regenerate / human_review: nothing shown
+    assert not shown_unmarked(text, "The sky is blue [unverified].")  # note before the period
+    assert not shown_unmarked(text, "The sky is blue. [possible hallucination: fabricated fact]")
+    assert not shown_unmarked(text, "Grass is green.")  # removed
+    assert not shown_unmarked(text, "The sky is green.")  # corrected
+    assert not shown_unmarked("He is tall.", "Ahe is tall.")  # not at a word start
+    # a later unmarked copy counts
+    assert shown_unmarked(text, "The sky is blue. [unverified] The sky is blue. Yes.")
+    assert not shown_unmarked("", "anything")
+
+
+def _report(action: str, delivered: str | None) -> SimpleNamespace:
+    """A hand-made stand-in for ``GuardReport`` (only what ``judged_from_report`` reads)."""
+    return SimpleNamespace(
+        verdict=SimpleNamespace(label="HALLUCINATION"),
+        recommendation=SimpleNamespace(action=action),
+        confidence=0.5,
+        claims=[],
+        delivered_text=delivered,
+    )
+
+
+def _sentences_item(name: str, sentences: list[tuple[str, bool]], setting: str = "") -> Item:
+    response = " ".join(text for text, _ in sentences)
+    labelled, cursor = [], 0
+    for text, supported in sentences:
+        start = response.index(text, cursor)
+        cursor = start + len(text)
+        labelled.append(LabelledSentence(start, cursor, supported, text))
+    return Item(
+        "lfqa", name, "test", "q", response, ["p"], all(s for _, s in sentences), labelled,
+        group=name, setting=setting,
+    )  # fmt: skip
+
+
+def test_delivery_figures_from_reports() -> None:
+    a = _sentences_item("a", [("A one.", True), ("A two.", True), ("A three.", False)], "gpt3_wdoc")
+    b = _sentences_item("b", [("B one.", True), ("B two.", True)], "gpt3")
+    c = _sentences_item("c", [("C one.", True), ("C two.", False)], "alpaca_wdoc")
+    d = _sentences_item("d", [("D one.", True)], "webgpt")
+    judged = [
+        # flags: A two annotated, A three (unsupported) removed -> 1 of 2 supported shown
+        judged_from_report(a, _report("correct_and_deliver", "A one. A two [unverified].")),
+        # a fully supported answer sent back: nothing shown
+        judged_from_report(b, _report("regenerate", None)),
+        # delivered as-is: the unsupported sentence is shown unmarked too
+        judged_from_report(c, _report("accept", c.response)),
+        judged_from_report(d, _report("human_review", None)),
+    ]
+    assert judged[0].delivered == "A one. A two [unverified]."
+    m = delivery(judged)
+    assert (m["sentences_supported"], m["sentences_unsupported"]) == (6, 2)
+    assert m["supported_shown"] == 0.3333  # A one, C one
+    assert m["unsupported_shown"] == 0.5  # C two
+    assert m["delivery_bacc"] == round((0.3333 + 1 - 0.5) / 2, 4)
+    assert m["supported_sent_back"] == 1.0  # b and d, both fully supported, both sent back
+    assert delivery([])["delivery_bacc"] is None
+    full = metrics(judged)
+    assert full["delivery_bacc"] == m["delivery_bacc"] and full["verdict_bacc"] is not None
+    out = pooled({"lfqa": judged, "qags": [Judged(_item([True]), "VERIFIED", "accept", 0.9)]})
+    assert out["lfqa_rag"]["n"] == 2  # gpt3_wdoc and alpaca_wdoc only
+    assert (
+        out["lfqa_rag"]["supported_shown"] == 0.6667 and out["lfqa_rag"]["unsupported_shown"] == 0.5
+    )
+    assert out["multi-sentence"]["n"] == 1  # QAGS + Factcheck-GPT, as before
+    assert out["multi-sentence+lfqa"]["n"] == 5 and out["all"]["n"] == 5
+    assert list(by_setting(judged)) == ["gpt3_wdoc", "alpaca_wdoc", "webgpt", "gpt3"]
+    text = table(out, "test")
+    assert "delivery bAcc" in text and "lfqa_rag" in text and "≥ 0.74 lfqa_rag" in text
+
+
 def _item(supported: list[bool], name: str = "x") -> Item:
     sentences = [LabelledSentence(10 * n, 10 * n + 9, s, "s") for n, s in enumerate(supported)]
     return Item("qags", name, "test", "q", "r" * 40, ["p"], all(supported), sentences)
@@ -220,9 +371,14 @@ def test_missing_data_dir_is_a_clear_exit(
 def test_real_sets_load_with_located_sentences() -> None:
     root = data_dir()
     counts = {name: len(load(name, root, "all")) for name in DEFAULT_CAPS}
-    assert counts == {"qags": 235, "factcheck_gpt": 92, "wice": 707, "halueval": 500}
-    for name in ("qags", "factcheck_gpt"):
+    assert counts == {"qags": 235, "factcheck_gpt": 92, "wice": 707, "halueval": 500, "lfqa": 312}
+    for name in ("qags", "factcheck_gpt", "lfqa"):
         items = load(name, root, "all")
         assert sum(i.unlocated for i in items) <= 3
         assert all(i.sentences and i.passages for i in items)
         assert {i.split for i in items} == {"dev", "test"}
+    lfqa = load("lfqa", root, "all")
+    assert sum(len(i.sentences) for i in lfqa) == 2014
+    assert sum(i.split == "dev" for i in lfqa) == 126  # 21 of the 52 questions
+    questions = {i.group: i.split for i in lfqa}
+    assert all(questions[i.group] == i.split for i in lfqa)
