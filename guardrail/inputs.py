@@ -3,23 +3,126 @@
 A plain ``dict`` with the same keys is accepted wherever a :class:`GuardInput` is; LangChain
 ``Document`` objects are accepted as passages (``page_content`` → ``text``, the retrieval score
 read from ``metadata["score"]`` when present).
+
+Every model here is strict: a key it does not know (``"pasages"``, a passage's ``"txt"``) is an
+error naming the key and the nearest valid one, never silently dropped — a dropped key is
+evidence the check never sees. :func:`coerce_input` turns the error into an ``InputError``::
+
+    coerce_input({"response": "…", "pasages": ["…"]})
+    # InputError: invalid guardrail input: unknown input key 'pasages' (did you mean 'passages'?)
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from guardrail.errors import InputError
 
+#: The pydantic error type of an unknown key (the same as pydantic's own ``extra="forbid"``).
+UNKNOWN_KEY = "extra_forbidden"
 
-class Passage(BaseModel):
-    """One piece of evidence, usually a retrieved chunk."""
+
+def nearest_key(key: object, valid: Iterable[str]) -> str | None:
+    """The valid key closest to ``key`` (``difflib.get_close_matches``), or ``None``."""
+    found = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unknown_key_message(
+    key: object, valid: Iterable[str], what: str = "input key", where: str = ""
+) -> str:
+    """``unknown input key 'pasages' (did you mean 'passages'?)``, or the valid keys when none
+    is close; ``where`` (``passages[0]``) says in which object the key was found."""
+    names = sorted(valid)
+    near = nearest_key(key, names)
+    place = f" in {where}" if where else ""
+    hint = f" (did you mean {near!r}?)" if near else f"; valid keys: {', '.join(names)}"
+    return f"unknown {what} {str(key)!r}{place}{hint}"
+
+
+def check_keys(
+    data: Mapping[Any, Any], valid: Iterable[str], where: str = "", what: str = "input key"
+) -> None:
+    """``InputError`` naming the first key of ``data`` not in ``valid`` (and the nearest one)."""
+    names = set(valid)
+    for key in data:
+        if key not in names:
+            raise InputError(unknown_key_message(key, names, what, where))
+
+
+class StrictModel(BaseModel):
+    """A model that rejects unknown keys with a message naming the nearest valid key.
+
+    The error is a pydantic ``extra_forbidden`` error at the key's location (so the HTTP
+    service answers 422 with ``loc`` ending in the key), with the friendlier message.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        fields = set(cls.model_fields)
+        unknown = [k for k in data if k not in fields]
+        if not unknown:
+            return data
+        valid = ", ".join(sorted(fields))
+        errors: list[InitErrorDetails] = [
+            {
+                # The message is formatted here; ``ctx`` lets describe_errors() add the place.
+                "type": PydanticCustomError(
+                    UNKNOWN_KEY, unknown_key_message(key, fields), {"valid": valid}
+                ),
+                "loc": (key if isinstance(key, str | int) else str(key),),
+                "input": data[key],
+            }
+            for key in unknown
+        ]
+        raise ValidationError.from_exception_data(cls.__name__, errors)
+
+
+def _where(loc: Iterable[int | str]) -> str:
+    """``("passages", 0)`` → ``passages[0]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """A pydantic validation error as one line: where, what, and what to do."""
+    parts: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc", ()))
+        ctx = err.get("ctx") or {}
+        cause = ctx.get("error")
+        if err["type"] == UNKNOWN_KEY and loc:
+            where = _where(loc[:-1])
+            if isinstance(ctx.get("valid"), str):  # a StrictModel's error
+                parts.append(unknown_key_message(loc[-1], ctx["valid"].split(", "), where=where))
+            else:  # pydantic's own extra="forbid" (a model that is not a StrictModel)
+                parts.append(
+                    f"unknown input key {str(loc[-1])!r}" + (f" in {where}" if where else "")
+                )
+        elif isinstance(cause, InputError):
+            parts.append(str(cause))
+        else:
+            place = _where(loc)
+            parts.append(f"{place}: {err['msg']}" if place else str(err["msg"]))
+    return "; ".join(parts)
+
+
+class Passage(StrictModel):
+    """One piece of evidence, usually a retrieved chunk."""
 
     text: str
     """The passage text."""
@@ -38,7 +141,10 @@ class Passage(BaseModel):
         if isinstance(value, str):
             return cls(text=value)
         if isinstance(value, dict):
-            return cls.model_validate(value)
+            try:
+                return cls.model_validate(value)
+            except ValidationError as exc:
+                raise InputError(f"invalid passage: {describe_errors(exc)}") from exc
         content = getattr(value, "page_content", None)
         if isinstance(content, str):
             meta = dict(getattr(value, "metadata", {}) or {})
@@ -56,7 +162,7 @@ class Passage(BaseModel):
         )
 
 
-class DialogueTurn(BaseModel):
+class DialogueTurn(StrictModel):
     """One earlier turn of the conversation."""
 
     speaker: Literal["user", "assistant", "system"]
@@ -67,7 +173,7 @@ class DialogueTurn(BaseModel):
     """Position in the conversation (0-based); filled in from the order when absent."""
 
 
-class EntityInfo(BaseModel):
+class EntityInfo(StrictModel):
     """An entity the dialogue already knows about (the entity registry)."""
 
     name: str
@@ -84,7 +190,7 @@ class EntityInfo(BaseModel):
     """Known attribute values, e.g. ``{"department": "Finance"}``."""
 
 
-class DialogueState(BaseModel):
+class DialogueState(StrictModel):
     """The conversation so far: turns, topics, entities and open questions."""
 
     turns: list[DialogueTurn] = Field(default_factory=list)
@@ -109,10 +215,10 @@ class DialogueState(BaseModel):
         return value
 
 
-class GuardInput(BaseModel):
-    """Everything one check needs. Only ``response`` is required."""
+class GuardInput(StrictModel):
+    """Everything one check needs. Only ``response`` is required; an unknown key is an error."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     query: str = ""
     """The user's question or request."""
@@ -140,7 +246,8 @@ class GuardInput(BaseModel):
             raise InputError(
                 f"passages must be a list of strings, dicts or Documents, not {type(value).__name__}"
             )
-        return [Passage.coerce(v) for v in value]
+        # Dicts are left to pydantic, so an error says which passage (``passages[2].txt``).
+        return [v if isinstance(v, dict) else Passage.coerce(v) for v in value]
 
     @field_validator("response", mode="before")
     @classmethod
@@ -167,29 +274,35 @@ class GuardInput(BaseModel):
 
 
 def coerce_input(value: Any) -> GuardInput:
-    """Turn a ``GuardInput`` or a dict with its keys into a ``GuardInput`` (typed errors)."""
+    """Turn a ``GuardInput`` or a dict with its keys into a ``GuardInput``.
+
+    Raises:
+        InputError: a wrong type, a missing ``response``, or an unknown key anywhere (the
+            message names it and the nearest valid key: ``unknown input key 'pasages' (did you
+            mean 'passages'?)``).
+    """
     if isinstance(value, GuardInput):
         return value
     if isinstance(value, dict):
-        from pydantic import ValidationError
-
         try:
             return GuardInput.model_validate(value)
         except InputError:
             raise
         except ValidationError as exc:
-            raise InputError(f"invalid guardrail input: {exc}") from exc
+            raise InputError(f"invalid guardrail input: {describe_errors(exc)}") from exc
     raise InputError(
         f"guardrail input must be a GuardInput or a dict with a 'response' key, "
         f"not {type(value).__name__}"
     )
 
 
-def read_passage_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+def read_passage_rows(path: str | Path, strict: bool = False) -> list[tuple[int, dict[str, Any]]]:
     """Read a passages JSONL file (``{"text": ..., "score": ..., "source": ...}`` a line).
 
     Returns ``(line number, row)`` pairs; blank lines are skipped. A missing file, a line that
-    is not JSON, or one without a string ``text`` raises ``InputError`` naming the line.
+    is not JSON, or one without a string ``text`` raises ``InputError`` naming the line; with
+    ``strict``, so does a key a :class:`Passage` does not have (``"scroe"``: did you mean
+    ``score``?). Without it, other keys are the caller's (a corpus keeps them as metadata).
     """
     from guardrail.jsonl import iter_jsonl
 
@@ -198,6 +311,11 @@ def read_passage_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         raise InputError(f"passages file not found: {file}")
     rows: list[tuple[int, dict[str, Any]]] = []
     for n, row in iter_jsonl(file):
+        if strict:
+            try:
+                check_keys(row, Passage.model_fields)
+            except InputError as exc:
+                raise InputError(f"{file}:{n}: {exc}") from exc
         if not isinstance(row.get("text"), str):
             raise InputError(f"{file}:{n}: each line needs a string 'text' field")
         rows.append((n, row))

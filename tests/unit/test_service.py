@@ -124,7 +124,7 @@ def test_batch_checks_each_item_in_order(client: TestClient) -> None:
             ("body", "knowledge_base"),
             "entities",
         ),
-        ({"response": "ok", "respons": "typo"}, ("body", "respons"), "not permitted"),
+        ({"response": "ok", "respons": "typo"}, ("body", "respons"), "did you mean 'response'"),
         ({"query": "no response"}, ("body", "response"), "required"),
     ],
 )
