@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.errors import InputError
-from guardrail.inputs import read_passage_rows
+from guardrail.inputs import DialogueState, check_keys, read_passage_rows
 from guardrail.report import GuardReport
 
 
@@ -31,12 +31,12 @@ def register(sub: Any) -> None:
 
 
 def read_passages_file(path: str) -> list[dict[str, Any]]:
-    """Read ``{"text", "score", "source"}`` JSON lines; typed error on a bad line."""
-    return [row for _, row in read_passage_rows(path)]
+    """Read ``{"text", "score", "source"}`` JSON lines; typed error on a bad line or key."""
+    return [row for _, row in read_passage_rows(path, strict=True)]
 
 
 def read_history(path: str) -> dict[str, Any]:
-    """Read the ``--history`` JSON into ``DialogueState`` fields."""
+    """Read the ``--history`` JSON into ``DialogueState`` fields (an unknown key is an error)."""
     file = Path(path)
     if not file.exists():
         raise InputError(f"history file not found: {path}")
@@ -46,12 +46,8 @@ def read_history(path: str) -> dict[str, Any]:
         raise InputError(f"{path}: not valid JSON ({exc.msg})") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected an object with 'turns'")
-    return {
-        "turns": data.get("turns", []),
-        "entities": data.get("entities", []),
-        "topics": data.get("topics", []),
-        "qud_stack": data.get("qud_stack", []),
-    }
+    check_keys(data, DialogueState.model_fields, where=path)
+    return data
 
 
 def build_input(args: argparse.Namespace) -> dict[str, Any]:
