@@ -2,14 +2,21 @@
 
 ``from guardrail import Guardrail, GuardInput, GuardReport``. Names are imported on first use,
 so ``import guardrail`` loads no model and no heavy library.
+
+The library logs to the ``guardrail`` logger tree and configures no handler: a
+:class:`logging.NullHandler` on ``guardrail`` keeps it quiet (no "last resort" output on
+stderr) until the application configures logging.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 _EXPORTS: dict[str, str] = {
     "Guardrail": "guardrail.pipeline",
