@@ -1,9 +1,10 @@
 """``guardrail train-verifier`` and ``guardrail export-verifier``.
 
 ``train-verifier`` fine-tunes the NLI cross-encoder (resuming from ``OUT/checkpoint`` when
-rerun with the same arguments), evaluates it on the held-out dev split, exports it to int8
-ONNX in ``OUT/export/`` and writes the model card there. ``export-verifier`` exports any
-transformers NLI model directory the same way.
+rerun with the same arguments), evaluates it on the held-out dev split, exports it to ONNX in
+``OUT/export/`` (fp16 weights computed in fp32 by default; ``--export-weights`` int8-channel,
+int8 or fp32) and writes the model card there. ``export-verifier`` exports any transformers NLI
+model directory the same way (``--weights``, default fp16).
 
 Training continues across sessions from what is committed: ``--init-from bundled`` rebuilds
 trainable fp32 weights from the shipped int8 ONNX model (or ``--init-from PATH``: another
@@ -137,12 +138,20 @@ def register(sub: Any) -> None:
     build.add_argument("--sample", default=None, help="also write a review sample (markdown) here")
     build.set_defaults(func=run_build)
 
-    export = sub.add_parser("export-verifier", help="export an NLI model directory to int8 ONNX")
+    export = sub.add_parser(
+        "export-verifier",
+        help="export an NLI model directory to ONNX (default fp16 weights; --weights int8 …)",
+        description="Export a transformers NLI model directory to an ONNX verifier folder. "
+        "Weights are stored as fp16 (computed in fp32) by default; --weights int8-channel, "
+        "int8 or fp32 for the others. The export is checked against fp32 on dev pairs.",
+    )
     export.add_argument("model_dir", help="transformers sequence-classification model directory")
     export.add_argument(
         "--out", required=True, help="output folder (model.onnx, tokenizer.json, ...)"
     )
-    export.add_argument("--no-quantize", action="store_true", help="keep fp32 weights")
+    export.add_argument(
+        "--no-quantize", action="store_true", help="keep fp32 weights (same as --weights fp32)"
+    )
     export.add_argument(
         "--weights",
         choices=WEIGHT_CHOICES,
@@ -152,7 +161,11 @@ def register(sub: Any) -> None:
         "(97 / 94 %%, 22 MB); fp32: as trained (87 MB)",
     )
     export.add_argument("--max-length", type=int, default=None, help="pair tokens to record")
-    export.add_argument("--check-data", default=None, help="JSONL(.gz) pairs for the int8 check")
+    export.add_argument(
+        "--check-data",
+        default=None,
+        help="JSONL(.gz) pairs for the agreement check of the stored weights against fp32",
+    )
     export.add_argument("--check-pairs", type=int, default=CHECK_PAIRS)
     export.set_defaults(func=run_export)
 
@@ -281,7 +294,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _check_pairs(model_dir: Path, data: str | None, n: int) -> list[tuple[str, str]]:
-    """Pairs for the int8 check: ``--check-data``, else the dev split of the model's training run."""
+    """Pairs for the agreement check (stored weights vs fp32): ``--check-data``, else the dev
+    split of the model's training run."""
     from guardrail.verifiers.training.data import read_pairs, split_dev
 
     seed, fraction = 13, 0.02
@@ -292,7 +306,7 @@ def _check_pairs(model_dir: Path, data: str | None, n: int) -> list[tuple[str, s
                 data, seed, fraction = cfg.get("data"), int(cfg["seed"]), float(cfg["dev_fraction"])
                 break
     if not data or not Path(data).exists():
-        logger.warning("no data for the int8 agreement check; pass --check-data")
+        logger.warning("no data for the agreement check against fp32; pass --check-data")
         return []
     pairs = read_pairs(data)
     _, dev = split_dev(pairs, fraction, seed)
