@@ -57,8 +57,9 @@ class AuditOptions:
     config: Any = None
     """A GuardrailConfig, dict, YAML path or ``None`` (offline profile)."""
     input_format: str = "auto"
-    progress: bool = True
-    """Show a progress bar (rate and ETA) on stderr."""
+    progress: bool = False
+    """Show a progress bar (rate and ETA) on stderr (``guardrail audit`` does, unless
+    ``--no-progress``; a library call writes nothing on stderr unless asked)."""
     extra_run_info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -158,7 +159,8 @@ def _stage_for_ray(rows: Iterator[AuditRow], staging: Path) -> int:
 
 def _check(opts: AuditOptions, fmt: str, config: dict[str, Any], done: set[str],
            errors: list[dict[str, Any]], bar: Any) -> int:  # fmt: skip
-    """Run the chosen engine over the pending rows; returns how many it checked."""
+    """Run the chosen engine over the pending rows; returns how many rows it was given (the
+    checked ones and the ones the guardrail refused: see ``finalise`` for the split)."""
     parts, token = opts.out / "parts", res.run_token()
     pending = _pending(opts, fmt, done, errors, bar)
     if opts.engine == "local":
@@ -229,7 +231,7 @@ def run_audit(opts: AuditOptions) -> dict[str, Any]:
         logger.warning("audit: removed %d incomplete part file(s)", len(scan.removed))
     errors: list[dict[str, Any]] = []
     with _progress(count_rows(opts.input, fmt), len(scan.done), opts.progress) as bar:
-        checked = _check(opts, fmt, config, scan.done, errors, bar)
+        _check(opts, fmt, config, scan.done, errors, bar)
     elapsed = time.perf_counter() - start
     run = {
         "input": str(opts.input),
@@ -237,19 +239,43 @@ def run_audit(opts: AuditOptions) -> dict[str, Any]:
         "workers": opts.workers,
         "cpus_per_worker": opts.cpus_per_worker,
         "resumed_with": len(scan.done),
-        "checked_this_run": checked,
         "elapsed_s": round(elapsed, 2),
-        "answers_per_s": round(checked / elapsed, 3) if elapsed > 0 else None,
         **opts.extra_run_info,
     }
-    return finalise(opts.out, errors, run)
+    return finalise(opts.out, errors, run, resumed=scan.done)
 
 
-def finalise(out: Path, read_errors: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
-    """Merge the parts into ``results.parquet``, ``errors.jsonl``, ``summary.json``, ``report.md``."""
+def finalise(
+    out: Path,
+    read_errors: list[dict[str, Any]],
+    run: dict[str, Any],
+    resumed: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Merge the parts into ``results.parquet``, ``errors.jsonl``, ``summary.json``, ``report.md``.
+
+    ``run`` gets this run's counts in the summary's own terms: ``checked_this_run`` (answers
+    checked, as ``rows.checked``) and ``refused_this_run`` (answers the guardrail refused, in
+    ``rows.check_errors``), counted from the parts over the keys not in ``resumed`` (the keys an
+    earlier run had written); ``answers_per_s`` is checked answers per second of this run.
+    """
     import pyarrow.compute as pc
 
     table = res.load_results(res.scan_parts(out / "parts", clean=False).files)
+    now = [
+        status
+        for key, status in zip(
+            table.column("key").to_pylist(), table.column("status").to_pylist(), strict=True
+        )
+        if key not in resumed
+    ]
+    checked, refused = now.count("ok"), now.count("error")
+    elapsed = run.get("elapsed_s")
+    run = {
+        **run,
+        "checked_this_run": checked,
+        "refused_this_run": refused,
+        "answers_per_s": round(checked / elapsed, 3) if elapsed else None,
+    }
     ok = table.filter(pc.equal(table.column("status"), "ok"))
     refused = table.filter(pc.equal(table.column("status"), "error")).to_pylist()
     errors = read_errors + [

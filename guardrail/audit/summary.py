@@ -163,9 +163,14 @@ def render_markdown(summary: dict[str, Any]) -> str:
             ],
         ),
         "",
-        f"Engine {run.get('engine')}, {run.get('workers')} workers: {run.get('checked_this_run')} "
-        f"answers checked in this run in {run.get('elapsed_s')} s "
-        f"({run.get('answers_per_s')} answers/s).",
+        f"Engine {run.get('engine')}, {run.get('workers')} workers: this run checked "
+        f"{run.get('checked_this_run')} answers and refused {run.get('refused_this_run', 0)} "
+        f"in {run.get('elapsed_s')} s ({run.get('answers_per_s')} answers/s)"
+        + (
+            f"; {run['resumed_with']} rows were done by an earlier run."
+            if run.get("resumed_with")
+            else "."
+        ),
         "",
     ]
     return "\n".join(lines)

@@ -74,9 +74,14 @@ def run(args: argparse.Namespace) -> int:
         f"({rows['read_errors']} unreadable, {rows['check_errors']} refused)",
         "verdicts: " + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items()),
         "actions:  " + ", ".join(f"{k} {v}" for k, v in summary["actions"].items()),
-        f"this run: {run_info['checked_this_run']} answers in {run_info['elapsed_s']} s "
-        f"({run_info['answers_per_s']} answers/s, engine {run_info['engine']}, "
-        f"{run_info['workers']} workers)",
+        f"this run: {run_info['checked_this_run']} checked, {run_info['refused_this_run']} "
+        f"refused in {run_info['elapsed_s']} s ({run_info['answers_per_s']} answers/s, engine "
+        f"{run_info['engine']}, {run_info['workers']} workers)"
+        + (
+            f"; {run_info['resumed_with']} rows were done by an earlier run"
+            if run_info.get("resumed_with")
+            else ""
+        ),
         f"wrote {out / 'results.parquet'}, {out / 'errors.jsonl'}, {out / 'summary.json'}, "
         f"{out / 'report.md'}",
     ]
