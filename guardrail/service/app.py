@@ -2,8 +2,11 @@
 
 Models load once, in a warm-up check started by the lifespan (``/readyz`` is 503 until it has
 finished); every check runs in a worker thread (at most ``max_concurrent_checks`` at a time), so
-the event loop keeps answering. Bad input is a 422 naming the field; a missing or wrong bearer
-token (when ``$GUARDRAIL_API_TOKEN`` is set) a 401.
+the event loop keeps answering. Bad input is a 422 naming the field; a POST body not sent as
+JSON (``content-type`` missing or not ``application/json``, as ``curl -d @file`` sends) a 415;
+a missing or wrong bearer token (when ``$GUARDRAIL_API_TOKEN`` is set) a 401. ``/docs``
+(Swagger UI) and ``/redoc`` load their scripts and styles from this server (the
+``fastapi-offline`` package ships them), so they work with no network.
 
 Example::
 
@@ -60,6 +63,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or wrong bearer token"},
     413: {"model": ErrorBody, "description": "request body too large"},
     422: {"model": ErrorBody, "description": "unusable input; `loc` names the field"},
+}
+JSON_ONLY = "send JSON with content-type application/json"
+POST_ERRORS: dict[int | str, dict[str, Any]] = {
+    415: {"model": ErrorBody, "description": f"the body is not JSON: {JSON_ONLY}"},
 }
 
 
@@ -200,6 +207,22 @@ class ServiceState:
             logger.exception("warm-up check failed")
 
 
+def is_json(content_type: str | None) -> bool:
+    """Whether a ``content-type`` header names JSON (``application/json``, ``…+json``)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def require_json(request: Request) -> None:
+    """A POST body must be sent as JSON: else a one-line 415 (before any body validation)."""
+    content_type = request.headers.get("content-type")
+    if not is_json(content_type):
+        got = f"got {content_type}" if content_type else "no content-type was sent"
+        raise FieldError(["header", "content-type"], f"{JSON_ONLY} ({got})", "unsupported_media")
+
+
 def _store_or_404(state: ServiceState) -> ReportStore:
     if state.store is None:
         raise FieldError(["store"], "this server keeps no reports (start it with --store FILE)")
@@ -222,6 +245,8 @@ def create_app(
     knowledge_base: Any = None,
 ) -> FastAPI:
     """The service app. ``guard`` defaults to ``Guardrail(config)``; ``store`` to none."""
+    from fastapi_offline import FastAPIOffline  # Swagger UI / ReDoc assets without a CDN
+
     if guard is None:
         from guardrail.pipeline import Guardrail
 
@@ -237,11 +262,12 @@ def create_app(
         finally:
             task.cancel()
 
-    app = FastAPI(
+    app: FastAPI = FastAPIOffline(
         title="guardrail",
         summary="Check an LLM's answer before a user sees it.",
         version=_version(),
         lifespan=lifespan,
+        static_url="/docs-static",
     )
     app.state.guardrail = state
     auth = [Depends(require_token(state.settings.api_token))]
@@ -249,7 +275,13 @@ def create_app(
 
     @app.exception_handler(FieldError)
     async def field_error(request: Request, exc: FieldError) -> JSONResponse:
-        status = 404 if exc.loc == ["store"] or exc.kind == "not_found" else 422
+        status = (
+            404
+            if exc.loc == ["store"] or exc.kind == "not_found"
+            else 415
+            if exc.kind == "unsupported_media"
+            else 422
+        )
         return JSONResponse(
             {"detail": [{"loc": exc.loc, "msg": exc.msg, "type": exc.kind}]}, status_code=status
         )
@@ -271,12 +303,26 @@ def create_app(
         logger.error("check failed: %s", exc)
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=503)
 
-    @api.post("/check", response_model=GuardReport, summary="Check one answer")
+    json_only = [Depends(require_json)]
+
+    @api.post(
+        "/check",
+        response_model=GuardReport,
+        summary="Check one answer",
+        dependencies=json_only,
+        responses=POST_ERRORS,
+    )
     async def check(req: CheckRequest) -> Response:
         report = await state.check(state.validate(req))
         return JSONResponse(report, headers=_location(report))
 
-    @api.post("/check/batch", response_model=BatchResponse, summary="Check several answers")
+    @api.post(
+        "/check/batch",
+        response_model=BatchResponse,
+        summary="Check several answers",
+        dependencies=json_only,
+        responses=POST_ERRORS,
+    )
     async def check_batch(req: BatchRequest) -> Response:
         if len(req.items) > state.settings.max_batch:
             raise FieldError(
