@@ -323,6 +323,21 @@ class DecisionConfig(StrictModel):
     recheck_min_entailment: float = 0.5
     """A claim corrected from the evidence counts as repaired when the verifier, re-run on the
     corrected claim against its evidence sentence, gives at least this entailment."""
+    granularity: Literal["claim", "answer"] = "claim"
+    """``claim``: every claim is delivered on its own terms — supported claims unmarked,
+    uncertain ones annotated, confident problems repaired or removed — and the answer is
+    regenerated only when what remains no longer answers the question. ``answer``: all or
+    nothing — any unsupported claim (when the verdict is ``HALLUCINATION``) that is not repaired
+    sends the whole answer to ``regenerate``. Claim-level delivers far more of long answers
+    (see the README's figures); answer-level never shows an annotated answer."""
+    remove_below: float | None = None
+    """``claim`` granularity: an unsupported claim whose ``p_supported`` is below this is a
+    confident problem (repaired or removed); between this and the claim threshold it is
+    uncertain (annotated). ``None`` = the value shipped in the claim calibration file, chosen
+    on dev data with the verifier that file was fitted for."""
+    min_kept_share: float = 0.5
+    """``claim`` granularity: when removals leave less than this share of the answer's
+    checkworthy claims, the answer is regenerated instead of delivered."""
 
 
 class StreamPolicy(str, Enum):

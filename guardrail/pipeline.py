@@ -31,7 +31,15 @@ from langchain_core.runnables.config import patch_config
 from pydantic import ValidationError
 
 from guardrail.config import FailurePolicy, GuardrailConfig
-from guardrail.decision import consistent_verdict, decide, find_problems, mark_fixes
+from guardrail.decision import (
+    Checked,
+    claim_outcomes,
+    consistent_verdict,
+    decide,
+    find_problems,
+    mark_fixes,
+    remove_below,
+)
 from guardrail.errors import ConfigError, GuardrailError, InputError, StageError
 from guardrail.inputs import GuardInput, coerce_input
 from guardrail.report import (
@@ -39,6 +47,7 @@ from guardrail.report import (
     GuardReport,
     StageRecord,
     StageStatus,
+    ValidationStatus,
     Verdict,
     VerdictLabel,
 )
@@ -118,10 +127,14 @@ def unchecked_reasons(state: PipelineState, config: GuardrailConfig) -> list[str
     ]
     ran = {r.name for r in state.stages if r.status is StageStatus.RAN}
     verdict = state.verdict
+    # The knowledge base checked the answer only if it confirmed or refuted some claim: a claim
+    # it could not find is no more checked than one with no evidence.
     factual_ran = (
         "fact_validation" in ran
         and state.factual is not None
-        and bool(state.factual.claim_validations)
+        and any(
+            v.status is not ValidationStatus.UNVERIFIABLE for v in state.factual.claim_validations
+        )
     )
     if verdict is None or verdict.label is VerdictLabel.UNVERIFIED:
         if not factual_ran:
@@ -160,20 +173,28 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
             reason="the hallucination stage did not run",
             retrieval_score=state.input.retrieval_score,
         )
-        problems = find_problems(claims, flags, state.factual, verdict, config.decision)
+        decision = config.decision
+        cutoff = remove_below(config) if decision.granularity == "claim" else None
+        problems = find_problems(claims, flags, state.factual, verdict, decision, cutoff)
         problems = mark_fixes(problems, state.corrections)
         verdict = consistent_verdict(verdict, problems)
-        recommendation, decision = decide(
-            confidence=confidence,
-            verdict=verdict,
-            problems=problems,
-            claims=claims,
-            coherence=state.coherence,
-            factual=state.factual,
-            flags=flags,
-            corrections=state.corrections,
+        claims = claim_outcomes(claims, state.corrections)
+        recommendation, decision_record = decide(
+            Checked(
+                confidence=confidence,
+                problems=problems,
+                claims=claims,
+                coherence=state.coherence,
+                factual=state.factual,
+                flags=flags,
+                corrections=state.corrections,
+                unchecked=unchecked,
+                delivered_qud=state.delivered_qud,
+                annotated=state.annotated is not None,
+            ),
             thresholds=config.thresholds,
-            unchecked=unchecked,
+            granularity=decision.granularity,
+            min_kept_share=decision.min_kept_share,
             cutoffs=config.scoring,
         )
         original = state.input.response
@@ -189,7 +210,7 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
             confidence=confidence,
             confidence_breakdown=breakdown,
             recommendation=recommendation,
-            decision=decision,
+            decision=decision_record,
             claims=claims,
             verdict=verdict,
             stages=state.stages,

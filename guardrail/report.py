@@ -56,6 +56,25 @@ class ClaimStatus(str, Enum):
     about the answer itself); not scored and never counted as unsupported."""
 
 
+class ClaimOutcome(str, Enum):
+    """What the delivered text does with one claim (see :mod:`guardrail.decision`)."""
+
+    SUPPORTED = "supported"
+    """Shown unmarked: the evidence supports it."""
+    UNCERTAIN = "uncertain"
+    """Shown with an annotation: not confirmed, but not confidently wrong either."""
+    UNVERIFIED = "unverified"
+    """Shown with an annotation: it could not be checked (no readable evidence)."""
+    REPAIRED = "repaired"
+    """Shown corrected: a knowledge-base value, or an evidence value the verifier re-checked."""
+    REMOVED = "removed"
+    """Left out of the delivered text (a ``removal`` correction with its span and reason)."""
+    NOT_CHECKWORTHY = "not_checkworthy"
+    """States no checkable fact; shown unmarked."""
+    WITHHELD = "withheld"
+    """The answer is not delivered (``regenerate`` / ``human_review``)."""
+
+
 class HallucinationType(str, Enum):
     """Seed 004's hallucination types; severity weights in ``HALLUCINATION_SEVERITY``."""
 
@@ -128,6 +147,8 @@ class Claim(BaseModel):
     verifier scores plus lexical features through a logistic model fitted on held-out data)."""
     features: dict[str, float] | None = None
     """The features ``p_supported`` was computed from (see ``guardrail.hallucination.calibration``)."""
+    outcome: ClaimOutcome | None = None
+    """What the delivered text does with this claim (set by the decision; ``None`` before it)."""
 
 
 class Verdict(BaseModel):
@@ -389,6 +410,16 @@ class Decision(BaseModel):
     """Share of the checked claims that are supported."""
     checkworthy_claims: int = 0
     not_checkworthy_claims: int = 0
+    granularity: str = "claim"
+    """``claim`` (each claim delivered, annotated, repaired or removed on its own) or
+    ``answer`` (all or nothing)."""
+    removed_claims: int = 0
+    """Checkworthy claims left out of the delivered text."""
+    kept_share: float | None = None
+    """Share of the checkworthy claims still in the delivered text (``None``: none to keep)."""
+    overrides_band: str | None = None
+    """Why the action differs from the band the confidence alone falls in (``None``: it does
+    not)."""
 
 
 class StageRecord(BaseModel):
@@ -453,5 +484,6 @@ class GuardReport(BaseModel):
         if action is Action.ACCEPT_WITH_FLAGS:
             return self.annotated
         if action is Action.CORRECT_AND_DELIVER:
-            return self.corrected
+            # the repairs and removals, with the uncertain claims that remain annotated
+            return self.annotated
         return None

@@ -35,7 +35,7 @@ from guardrail.coherence.topic import analyze_topic, topic_texts
 from guardrail.config import CoherenceConfig, CoherenceWeights
 from guardrail.errors import InputError
 from guardrail.inputs import DialogueState
-from guardrail.report import CoherenceResult, DimensionScore
+from guardrail.report import CoherenceResult, DimensionScore, QUDRelevance
 
 logger = logging.getLogger(__name__)
 
@@ -179,3 +179,19 @@ def check_coherence(
         reference_consistency=reference,
         issues=issues,
     )
+
+
+def check_qud(
+    response: str,
+    query: str,
+    dialogue: DialogueState,
+    nlp: Any,
+    embedder: Any,
+    config: CoherenceConfig | None = None,
+) -> QUDRelevance:
+    """Seed 004's QUD relevance alone, for a text other than the checked response (the decision
+    asks whether what remains after removals still answers the question)."""
+    cfg = config or CoherenceConfig()
+    ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns)
+    qud, _ = analyze_qud(ctx, Vectors.encode(embedder, qud_texts(ctx)), cfg)
+    return qud

@@ -14,12 +14,16 @@ with severity ≥ 0.9 (fabricated fact, contradicts fact, nonexistent entity), i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from guardrail.correction.edits import Edit
+from guardrail.decision.outcomes import Note, Removal
 from guardrail.report import (
     Correction,
     CorrectionType,
     FactualValidationResult,
     HallucinationFlag,
+    HallucinationType,
     Span,
     ValidationStatus,
 )
@@ -39,8 +43,17 @@ def annotation_edits(
     flags: list[HallucinationFlag],
     fixed: list[tuple[int, int]],
     min_flag_confidence: float,
+    claim_notes: Sequence[Note] = (),
+    supported: Sequence[Span] = (),
+    annotated_claims: frozenset[int] = frozenset(),
 ) -> list[Edit]:
-    """Insertions ``" [note]"`` at span ends; ``fixed`` are spans already corrected."""
+    """Insertions ``" [note]"`` at span ends; ``fixed`` are spans already corrected.
+
+    ``claim_notes`` are the decision's notes on claims shown although not supported;
+    ``supported`` are claims the evidence supports (a knowledge base that lacks their entity
+    does not make them "unverified"); ``annotated_claims`` carry a claim note, so their generic
+    unsupported-claim flag is not noted twice.
+    """
     notes: dict[int, list[tuple[str, Span, float]]] = {}
 
     def add(span: Span, note: str, confidence: float) -> None:
@@ -58,7 +71,8 @@ def annotation_edits(
         for v in factual.claim_validations:
             obj = v.claim.object_span or v.claim.span
             if v.status is ValidationStatus.UNVERIFIABLE:
-                add(v.claim.span, "unverified", 0.5)
+                if not any(_overlaps(v.claim.span, [(x.start, x.end)]) for x in supported):
+                    add(v.claim.span, "unverified", 0.5)
             elif v.status is ValidationStatus.CONTRADICTED and not _overlaps(obj, fixed):
                 add(
                     v.claim.span,
@@ -73,9 +87,17 @@ def annotation_edits(
                     f"possible hallucination: conflicts with turn {v.turn_id}",
                     v.confidence,
                 )
+    for note in claim_notes:
+        if not _overlaps(note.span, fixed):
+            add(note.span, note.label, note.confidence)
     for flag in flags:
         if flag.confidence < min_flag_confidence or _overlaps(flag.span, fixed):
             continue
+        if (
+            flag.type is HallucinationType.UNSUPPORTED_CLAIM
+            and flag.claim_index in annotated_claims
+        ):
+            continue  # the claim's own note says it
         add(
             flag.span,
             f"possible hallucination: {flag.type.value.replace('_', ' ')}",
@@ -135,6 +157,42 @@ def removal_edits(
             confidence=max(f.confidence for f in severe),
             source="guardrail",
             message=f"removed: {reason}",
+        )
+        edits.append(Edit(start, stop, "", REMOVAL_PRIORITY, correction))
+    return edits
+
+
+def planned_removal_edits(
+    text: str, sentences: list[tuple[int, int]], removals: Sequence[Removal]
+) -> list[Edit]:
+    """Remove the sentence holding each planned removal (a claim with a confident problem and
+    no repair); several removals in one sentence make one edit."""
+    by_sentence: dict[tuple[int, int], list[Removal]] = {}
+    for r in removals:
+        sentence = next(
+            ((s, e) for s, e in sentences if s <= r.span.start < e), (r.span.start, r.span.end)
+        )
+        start, end = min(sentence[0], r.span.start), max(sentence[1], r.span.end)
+        by_sentence.setdefault((start, end), []).append(r)
+    edits: list[Edit] = []
+    for (start, end), group in sorted(by_sentence.items()):
+        stop = end
+        while stop < len(text) and text[stop] in " \n":
+            stop += 1  # take the space after the sentence with it
+        if stop == len(text):
+            while start > 0 and text[start - 1] in " \n":
+                start -= 1  # the last sentence: take the space before it instead
+        reason = "; ".join(dict.fromkeys(r.reason for r in group))
+        indices = [r.claim_index for r in group if r.claim_index is not None]
+        correction = Correction(
+            type=CorrectionType.REMOVAL,
+            span=Span(start=start, end=stop),
+            original=text[start:stop],
+            replacement="",
+            confidence=max(r.confidence for r in group),
+            source="guardrail",
+            message=f"removed: {reason}",
+            claim_index=indices[0] if indices else None,
         )
         edits.append(Edit(start, stop, "", REMOVAL_PRIORITY, correction))
     return edits

@@ -12,15 +12,17 @@ Every :class:`~guardrail.report.Correction` keeps its span into the original.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.config import CorrectionConfig
-from guardrail.correction.annotate import annotation_edits, removal_edits
+from guardrail.correction.annotate import annotation_edits, planned_removal_edits, removal_edits
 from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
 from guardrail.correction.entities import new_entities
 from guardrail.correction.factual import FACTUAL_PRIORITY, evidence_edits, factual_edits
 from guardrail.correction.spelling import grammar_corrections, spelling_corrections
+from guardrail.decision.outcomes import DeliveryPlan
 from guardrail.inputs import EntityInfo
 from guardrail.report import (
     Correction,
@@ -28,6 +30,7 @@ from guardrail.report import (
     FactualValidationResult,
     HallucinationFlag,
     NewEntity,
+    Span,
 )
 
 
@@ -61,8 +64,15 @@ class ResponseCorrector:
         flags: list[HallucinationFlag],
         registry: list[EntityInfo],
         vocabulary: set[str],
+        plan: DeliveryPlan | None = None,
+        supported: Sequence[Span] = (),
     ) -> CorrectionOutcome:
-        """Correct the response parsed as ``doc`` (a spaCy ``Doc`` of the original text)."""
+        """Correct the response parsed as ``doc`` (a spaCy ``Doc`` of the original text).
+
+        ``plan``: the decision's removals and claim notes (see
+        :func:`guardrail.decision.plan_delivery`); ``supported``: spans of claims the evidence
+        supports.
+        """
         cfg = self.config
         text: str = doc.text
         edits: list[Edit] = []
@@ -72,13 +82,24 @@ class ResponseCorrector:
                 edits += grammar_corrections(doc)
             edits += factual_edits(text, factual, cfg.factual_min_confidence)
             edits += evidence_edits(text, flags)
+        sentences = [(s.start_char, s.end_char) for s in doc.sents]
         if cfg.remove_severe:
-            sentences = [(s.start_char, s.end_char) for s in doc.sents]
             edits += removal_edits(text, sentences, flags, cfg.removal_min_confidence)
+        if plan is not None and plan.removals:
+            edits += planned_removal_edits(text, sentences, plan.removals)
         text_edits = resolve_overlaps(edits)
         text_edits = self._cap(text_edits)
         fixed = [(e.start, e.end) for e in text_edits if e.priority >= FACTUAL_PRIORITY]
-        notes = annotation_edits(text, factual, flags, fixed, cfg.annotation_min_confidence)
+        notes = annotation_edits(
+            text,
+            factual,
+            flags,
+            fixed,
+            cfg.annotation_min_confidence,
+            claim_notes=plan.notes if plan is not None else (),
+            supported=supported,
+            annotated_claims=plan.annotated_claims if plan is not None else frozenset(),
+        )
         removed = [e for e in text_edits if e.replacement == "" and e.priority > FACTUAL_PRIORITY]
         notes = [n for n in notes if not any(r.start <= n.start < r.end for r in removed)]
         all_edits = resolve_overlaps([*text_edits, *notes])

@@ -164,6 +164,10 @@ class ClaimCalibrator:
     threshold: float
     """Claims with ``p_supported`` below this are not supported (chosen on dev data)."""
     meta: dict[str, Any] = field(default_factory=dict)
+    remove_below: float | None = None
+    """Claim-level delivery: unsupported claims with ``p_supported`` below this are removed or
+    repaired, the others between it and ``threshold`` annotated (chosen on dev data; ``None`` =
+    every unsupported claim is a confident problem)."""
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.bias + sum(w * features.get(k, 0.0) for k, w in self.weights.items())
@@ -175,6 +179,7 @@ class ClaimCalibrator:
             "weights": self.weights,
             "bias": self.bias,
             "threshold": self.threshold,
+            **({"remove_below": self.remove_below} if self.remove_below is not None else {}),
             "meta": self.meta,
         }
 
@@ -185,9 +190,22 @@ class ClaimCalibrator:
             unknown = set(weights) - set(FEATURES)
             if unknown:
                 raise ValueError(f"unknown features {sorted(unknown)}")
-            return cls(
-                weights, float(data["bias"]), float(data["threshold"]), dict(data.get("meta", {}))
+            remove = data.get("remove_below")
+            calibrator = cls(
+                weights,
+                float(data["bias"]),
+                float(data["threshold"]),
+                dict(data.get("meta", {})),
+                float(remove) if remove is not None else None,
             )
+            if calibrator.remove_below is not None and not (
+                0.0 <= calibrator.remove_below <= calibrator.threshold
+            ):
+                raise ValueError(
+                    f"remove_below {calibrator.remove_below} must lie in [0, threshold "
+                    f"{calibrator.threshold}]"
+                )
+            return calibrator
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"invalid claim calibration: {exc}") from exc
 

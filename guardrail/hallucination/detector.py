@@ -111,6 +111,7 @@ def score_claims(
     config: HallucinationConfig,
     embedder: Callable[[], Any] | None = None,
     cache: ScoreCache | None = None,
+    no_evidence_reason: str = "no evidence text to check against",
 ) -> Scoring:
     """Step 1: set claims aside or pair them with evidence, and score the pairs.
 
@@ -128,7 +129,7 @@ def score_claims(
     if not evidence.windows:
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
-                c.reason = "no evidence text to check against"
+                c.reason = no_evidence_reason
         checkable = []
     speed = speed_config(config)
     plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
@@ -235,7 +236,9 @@ def judge_claims(
             if contradicted:
                 flags.append(build.contradiction_flag(response, c, i, pred, snippet))
             else:
-                flags.append(build.unsupported_flag(response, c, i, pred, threshold, snippet))
+                flags.append(
+                    build.unsupported_flag(response, c, i, pred, threshold, snippet, calibrated)
+                )
             flags += temporal
         entailments.append(entailment)
     for i, c in enumerate(claims):
@@ -272,6 +275,7 @@ def detect(
     embedder: Callable[[], Any] | None = None,
     nlp: Any = None,
     cache: ScoreCache | None = None,
+    no_evidence_reason: str = "no evidence text to check against",
 ) -> Detection:
     """Score ``claims`` against ``evidence`` and build flags and the verdict.
 
@@ -285,8 +289,9 @@ def detect(
         embedder: returns the sentence embedder (called only when needed).
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
+        no_evidence_reason: why claims are unverified when ``evidence`` has no text.
     """
-    scoring = score_claims(claims, evidence, verifier, config, embedder, cache)
+    scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp
     )

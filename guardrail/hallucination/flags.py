@@ -101,15 +101,23 @@ def unsupported_flag(
     prediction: NLIPrediction,
     threshold: float,
     snippet: str,
+    calibrated: bool = False,
 ) -> HallucinationFlag:
-    """UNSUPPORTED_CLAIM: no window entails the claim enough (entailment < T(rs))."""
+    """UNSUPPORTED_CLAIM: the claim's score is below its threshold — ``p_supported`` below the
+    claim threshold (calibrated policy), else the best window's entailment below T(rs)."""
+    if calibrated and claim.p_supported is not None:
+        why = (
+            f"p(supported) {claim.p_supported:.2f} < claim threshold {threshold:.2f}; "
+            f"best-window entailment {prediction.entailment:.2f}"
+        )
+    else:
+        why = f"best entailment {prediction.entailment:.2f} < T(rs) {threshold:.2f}"
     return _flag(
         HallucinationType.UNSUPPORTED_CLAIM,
         claim.span,
         response,
         1.0 - prediction.entailment,
-        f"no evidence supports this claim (best entailment {prediction.entailment:.2f} < "
-        f"threshold {threshold:.2f})",
+        f"no evidence supports this claim ({why})",
         evidence=snippet or None,
         suggestion="remove this claim or give evidence that supports it",
         claim_index=index,

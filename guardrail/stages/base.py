@@ -37,6 +37,7 @@ from guardrail.report import (
     FactualValidationResult,
     HallucinationFlag,
     NewEntity,
+    QUDRelevance,
     StageRecord,
     Verdict,
 )
@@ -61,6 +62,9 @@ class StageUpdate(BaseModel):
     corrected: str | None = None
     annotated: str | None = None
     new_entities: list[NewEntity] | None = None
+    delivered_qud: QUDRelevance | None = None
+    """Seed 004's QUD check on the text left after the decision's removals (set by the
+    correction stage only when it removed something)."""
 
     def fields(self) -> dict[str, Any]:
         """The fields the stage set (for ``model_copy(update=...)``), as objects."""

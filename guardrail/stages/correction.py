@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from guardrail.report import Correction, CorrectionType
+from guardrail.report import Correction, CorrectionType, QUDRelevance
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,8 @@ class CorrectionStage(Stage):
 
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.correction import ResponseCorrector, count_by_type, load_speller
+        from guardrail.decision import find_problems, mark_fixes, plan_delivery, remove_below
+        from guardrail.report import ClaimStatus
 
         cfg = self.config.correction
         nlp = self.nlp(state)
@@ -98,18 +100,59 @@ class CorrectionStage(Stage):
             if cfg.auto_correct and cfg.spelling
             else None
         )
-        outcome = ResponseCorrector(cfg, speller).correct(
-            nlp(state.input.response),
-            state.factual,
-            state.flags or [],
-            state.input.dialogue.entities,
-            self._vocabulary(state),
+        corrector = ResponseCorrector(cfg, speller)
+        doc = nlp(state.input.response)
+        claims = state.claims or []
+        supported = [c.span for c in claims if c.status is ClaimStatus.SUPPORTED]
+        args = (doc, state.factual, state.flags or [], state.input.dialogue.entities)
+        vocabulary = self._vocabulary(state)
+        # Pass 1: the repairs (spelling, knowledge-base and evidence values), re-checked.
+        first = corrector.correct(*args, vocabulary, supported=supported)
+        corrections = self._recheck(state, first.corrections)
+        # Pass 2: what the decision removes and annotates, given which problems are repaired.
+        decision = self.config.decision
+        cutoff = remove_below(self.config) if decision.granularity == "claim" else None
+        problems = find_problems(
+            claims, state.flags or [], state.factual, state.verdict, decision, cutoff
         )
-        logger.debug("corrections: %s", count_by_type(outcome.corrections))
-        corrections = self._recheck(state, outcome.corrections)
+        problems = mark_fixes(problems, corrections)
+        plan = plan_delivery(claims, problems, remove=decision.granularity == "claim")
+        outcome = corrector.correct(*args, vocabulary, plan=plan, supported=supported)
+        verified = {
+            (c.span.start, c.span.end, c.replacement): c
+            for c in corrections
+            if c.type is CorrectionType.FACTUAL
+        }
+        final = [
+            verified.get((c.span.start, c.span.end, c.replacement), c)
+            if c.type is CorrectionType.FACTUAL
+            else c
+            for c in outcome.corrections
+        ]
+        logger.debug("corrections: %s", count_by_type(final))
+        extra = {"delivered_qud": self._delivered_qud(state, outcome.corrected)}
         return StageUpdate(
-            corrections=corrections,
+            corrections=final,
             corrected=outcome.corrected,
             annotated=outcome.annotated,
             new_entities=outcome.new_entities,
+            **(extra if plan.removals else {}),
+        )
+
+    def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
+        """Seed 004's QUD check on the text left after removals (``None``: not applicable)."""
+        coherence = state.coherence
+        if coherence is None or not coherence.qud_relevance.details.get("applicable", False):
+            return None
+        if not text.strip():
+            return QUDRelevance(score=0.0, addresses_qud=False, details={"applicable": True})
+        from guardrail.coherence.checker import check_qud
+
+        return check_qud(
+            text,
+            state.input.query,
+            state.input.dialogue,
+            self.resources.nlp(),
+            self.resources.embedder(),
+            self.config.coherence,
         )

@@ -22,9 +22,10 @@ from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.plan import speed_config
 from guardrail.hallucination.retrieval import with_retrieval_scores
+from guardrail.inputs import GuardInput, Passage
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
-from guardrail.text.language import dialogue_context, response_language
+from guardrail.text.language import detect_language, dialogue_context, response_language
 from guardrail.text.mentions import MentionKind, find_mentions
 from guardrail.verifiers.cache import ScoreCache
 
@@ -131,6 +132,28 @@ def _ner_listens(nlp: Any) -> bool:
         return True
 
 
+def readable_passages(
+    data: GuardInput, verifier: Any, response_language: str | None
+) -> tuple[GuardInput, str]:
+    """The input without the passages in a language the verifier does not read, and the reason
+    claims are unverified when none is left: evidence the verifier cannot read makes a claim
+    UNVERIFIED, never "fabricated"."""
+    kept: list[tuple[Passage, str | None]] = []
+    dropped: list[tuple[Passage, str | None]] = []
+    for p in data.passages:
+        lang = detect_language(p.text, fallback=response_language)
+        # a passage whose language cannot be told is kept: only evidence known to be in
+        # another language is set aside
+        (kept if lang is None or verifier.covers(lang) else dropped).append((p, lang))
+    if not dropped:
+        return data, "no evidence text to check against"
+    name = getattr(verifier, "name", type(verifier).__name__)
+    langs = ", ".join(sorted({f"'{lang}'" for _, lang in dropped}))
+    logger.debug("%d passage(s) in %s set aside: %s does not read them", len(dropped), langs, name)
+    reason = f"the evidence is in {langs}, which verifier {name} does not read"
+    return data.model_copy(update={"passages": [p for p, _ in kept]}), reason
+
+
 class HallucinationStage(Stage):
     """Scores every claim against the evidence in one batched verifier call."""
 
@@ -174,6 +197,7 @@ class HallucinationStage(Stage):
         claims = state.claims
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
+        data, no_evidence = readable_passages(data, verifier, language)
         spacy = self._nlp() if language == "en" else None
         texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
         shared = state.doc if getattr(state.doc, "text", None) == data.response else None
@@ -202,6 +226,7 @@ class HallucinationStage(Stage):
             embedder=self.resources.embedder,
             nlp=nlp,
             cache=self._cache(),
+            no_evidence_reason=no_evidence,
         )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         update = StageUpdate(claims=result.claims, verdict=result.verdict, language=language)

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from guardrail import Guardrail
-from guardrail.report import Action, ClaimStatus, HallucinationType, VerdictLabel
+from guardrail.report import (
+    Action,
+    ClaimOutcome,
+    ClaimStatus,
+    CorrectionType,
+    HallucinationType,
+    VerdictLabel,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -99,19 +106,40 @@ def test_long_supported_answer_is_delivered_and_greetings_are_not_checked(guard:
     assert all(c.p_supported is not None for c in r.claims if c.status is ClaimStatus.SUPPORTED)
 
 
-def test_long_answer_with_an_invented_sentence_is_not_delivered(guard: Guardrail) -> None:
-    response = (
-        "The meeting with John is at 2pm on Monday. It takes place in room 4B. The agenda covers "
-        "the Q3 budget and the hiring plan. Tom Baker will present the sales results."
-    )
+INVENTED = "Tom Baker will present the sales results."
+LONG_WITH_INVENTED = (
+    "The meeting with John is at 2pm on Monday. It takes place in room 4B. The agenda covers "
+    f"the Q3 budget and the hiring plan. {INVENTED}"
+)
+
+
+def test_long_answer_with_an_invented_sentence_delivers_the_supported_rest(
+    guard: Guardrail,
+) -> None:
     r = guard.invoke(
-        {"query": "Tell me about the meeting", "response": response, "passages": [MEETING]}
+        {"query": "Tell me about the meeting", "response": LONG_WITH_INVENTED, "passages": [MEETING]}
     )
     assert r.verdict.label is VerdictLabel.HALLUCINATION
-    assert r.action in (Action.REGENERATE, Action.HUMAN_REVIEW)
-    assert r.delivered_text is None
     kinds = {(f.type, f.content) for f in r.hallucination_flags}
     assert (HallucinationType.NONEXISTENT_ENTITY, "Tom Baker") in kinds
+    # claim granularity (default): the invented sentence is removed, the rest delivered unmarked
+    assert r.action is Action.CORRECT_AND_DELIVER, r.decision
+    assert r.delivered_text == LONG_WITH_INVENTED.removesuffix(" " + INVENTED)
+    removals = [c for c in r.corrections if c.type is CorrectionType.REMOVAL]
+    assert [c.original.strip() for c in removals] == [INVENTED]
+    assert "nonexistent entity" in (removals[0].message or "")
+    assert [c.outcome for c in r.claims] == [ClaimOutcome.SUPPORTED] * 3 + [ClaimOutcome.REMOVED]
+    assert r.decision.removed_claims == 1 and r.decision.kept_share == 0.75
+
+
+def test_all_or_nothing_granularity_regenerates_the_same_answer() -> None:
+    r = Guardrail({"decision": {"granularity": "answer"}}).invoke(
+        {"query": "Tell me about the meeting", "response": LONG_WITH_INVENTED, "passages": [MEETING]}
+    )
+    assert r.action in (Action.REGENERATE, Action.HUMAN_REVIEW)
+    assert r.delivered_text is None and r.decision.granularity == "answer"
+    if r.action is Action.REGENERATE:
+        assert sum("Tom Baker" in item for item in r.recommendation.items) == 1
 
 
 def test_registry_entities_count_as_known(guard: Guardrail) -> None:

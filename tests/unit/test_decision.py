@@ -7,7 +7,14 @@ import math
 import pytest
 
 from guardrail.config import DecisionConfig, HandlingThresholds
-from guardrail.decision import consistent_verdict, decide, find_problems, mark_fixes
+from guardrail.decision import (
+    Checked,
+    claim_outcomes,
+    consistent_verdict,
+    decide,
+    find_problems,
+    mark_fixes,
+)
 from guardrail.errors import ConfigError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.calibration import (
@@ -63,20 +70,28 @@ def run(
     factual: FactualValidationResult | None = None,
     flags: list | None = None,
     unchecked: list[str] | None = None,
+    granularity: str = "answer",
 ):
+    """The decision as the pipeline makes it (these tests pin the all-or-nothing rule; the
+    claim-level rule is in test_claim_delivery.py)."""
+    config = DecisionConfig(granularity=granularity)  # type: ignore[arg-type]
     v = Verdict(label=verdict)
-    problems = mark_fixes(find_problems(claims, flags or [], factual, v, D), corrections or [])
+    problems = mark_fixes(
+        find_problems(claims, flags or [], factual, v, config), corrections or []
+    )
     rec, record = decide(
-        confidence=confidence,
-        verdict=consistent_verdict(v, problems),
-        problems=problems,
-        claims=claims,
-        coherence=None,
-        factual=factual,
-        flags=flags or [],
-        corrections=corrections or [],
+        Checked(
+            confidence=confidence,
+            problems=problems,
+            claims=claim_outcomes(claims, corrections or []),
+            coherence=None,
+            factual=factual,
+            flags=flags or [],
+            corrections=corrections or [],
+            unchecked=unchecked or [],
+        ),
         thresholds=T,
-        unchecked=unchecked or [],
+        granularity=granularity,
     )
     return rec, record
 

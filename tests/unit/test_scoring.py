@@ -21,12 +21,11 @@ from guardrail.report import (
     Span,
     ValidationStatus,
 )
+from guardrail.decision import recommend, regeneration_guidance
 from guardrail.scoring import (
     confidence_score,
     final_confidence,
     hallucination_score,
-    recommend,
-    regeneration_guidance,
     severity_penalty,
 )
 

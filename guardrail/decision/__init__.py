@@ -1,0 +1,59 @@
+"""The decision: claim outcomes, problems, seed 004's bands and the recommendation, in one place.
+
+- :mod:`~guardrail.decision.problems` — what blocks showing a claim as it is, and its repairs;
+- :mod:`~guardrail.decision.outcomes` — what the delivered text does with each claim;
+- :mod:`~guardrail.decision.bands` — seed 004's bands, tree, guidance and review reason;
+- :mod:`~guardrail.decision.action` — the recommendation for the whole answer.
+"""
+
+from guardrail.decision.action import Checked, claim_guidance, decide
+from guardrail.decision.bands import (
+    SEED,
+    band_of,
+    human_review_reason,
+    recommend,
+    regeneration_guidance,
+)
+from guardrail.decision.outcomes import (
+    DeliveryPlan,
+    Note,
+    Removal,
+    claim_outcome,
+    claim_outcomes,
+    plan_delivery,
+    unmarked_unsupported,
+)
+from guardrail.decision.problems import (
+    BLOCKING_FLAGS,
+    claim_problem_confidence,
+    consistent_verdict,
+    find_problems,
+    mark_fixes,
+    overlaps,
+    remove_below,
+)
+
+__all__ = [
+    "BLOCKING_FLAGS",
+    "SEED",
+    "Checked",
+    "DeliveryPlan",
+    "Note",
+    "Removal",
+    "band_of",
+    "claim_guidance",
+    "claim_outcome",
+    "claim_outcomes",
+    "claim_problem_confidence",
+    "consistent_verdict",
+    "decide",
+    "find_problems",
+    "human_review_reason",
+    "mark_fixes",
+    "overlaps",
+    "plan_delivery",
+    "recommend",
+    "regeneration_guidance",
+    "remove_below",
+    "unmarked_unsupported",
+]

@@ -1,0 +1,255 @@
+"""The decision: from claim outcomes and seed 004's bands to one recommendation.
+
+In order (``report.decision`` records each step):
+
+1. **Unchecked** (fail-closed): a checking stage failed, nothing could be verified, or the
+   verdict is ``UNVERIFIED`` → ``human_review`` with the reason, whatever the score.
+2. ``claim`` granularity (default) — the answer's action follows from its claims
+   (:mod:`guardrail.decision.outcomes`):
+
+   - ``regenerate`` (``human_review`` below the regenerate band) when a confident problem could
+     be neither repaired nor removed, when removals leave less than ``min_kept_share`` of the
+     checkworthy claims, or when what remains no longer answers the question (seed 004's QUD
+     check run on the delivered text) — a one-claim wrong answer is regenerated;
+   - ``correct_and_deliver`` when confident problems were repaired or removed;
+   - ``accept_with_flags`` when only uncertain or unverified claims are left, annotated;
+   - nothing flagged → seed 004's bands on the confidence score.
+
+   ``answer`` granularity — all or nothing: any problem not repaired → ``regenerate`` /
+   ``human_review``; all repaired → ``correct_and_deliver``; no problem → seed 004's bands.
+
+So a claim the report calls unsupported or contradicted is never delivered unmarked: it is
+removed, repaired or annotated, or the answer is not delivered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from guardrail.config import HandlingThresholds, ScoringCutoffs
+from guardrail.decision.bands import (
+    SEED,
+    band_of,
+    human_review_reason,
+    recommend,
+    regeneration_guidance,
+)
+from guardrail.decision.problems import CLAIM_KINDS
+from guardrail.report import (
+    AcceptWithFlags,
+    Action,
+    Claim,
+    ClaimOutcome,
+    ClaimStatus,
+    CoherenceResult,
+    CorrectAndDeliver,
+    Correction,
+    CorrectionType,
+    Decision,
+    FactualValidationResult,
+    HallucinationFlag,
+    HumanReview,
+    Problem,
+    QUDRelevance,
+    Recommendation,
+    Regenerate,
+    Severity,
+)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Everything the decision reads about one checked answer."""
+
+    confidence: float
+    problems: Sequence[Problem]
+    claims: Sequence[Claim]
+    """With ``outcome`` set (see :func:`~guardrail.decision.outcomes.claim_outcomes`)."""
+    coherence: CoherenceResult | None
+    factual: FactualValidationResult | None
+    flags: list[HallucinationFlag]
+    corrections: list[Correction]
+    unchecked: list[str]
+    delivered_qud: QUDRelevance | None = None
+    """Seed 004's QUD check on the text left after removals (``None``: nothing removed, or the
+    check could not run)."""
+    annotated: bool = True
+    """Whether the correction stage produced the corrected and annotated text."""
+
+
+def _problem_item(p: Problem, details: list[str]) -> str:
+    why = f" ({'; '.join(details)})" if details else ""
+    if p.kind == "unsupported":
+        return (
+            f"The evidence does not support '{p.text}'{why}: remove it or state only what the "
+            "evidence says."
+        )
+    if p.kind in ("contradicted", "contradicts_fact", "temporal_error"):
+        return f"The evidence contradicts '{p.text}'{why}: correct it from the evidence."
+    if p.kind in ("kb_contradiction", "wrong_attribute"):
+        return f"'{p.text}' conflicts with the knowledge base: use the recorded value."
+    return f"Fix or remove '{p.text}' ({p.kind.replace('_', ' ')})."
+
+
+def claim_guidance(problems: Sequence[Problem], flagged: Sequence[Claim] = ()) -> list[str]:
+    """One instruction per problem claim (its flags named as details), then one per uncertain
+    claim not already named: each claim once."""
+    named = {p.claim_index for p in problems if p.kind in CLAIM_KINDS and p.claim_index is not None}
+    details: dict[int, list[str]] = {}
+    for p in problems:
+        if p.kind not in CLAIM_KINDS and p.claim_index in named and p.claim_index is not None:
+            details.setdefault(p.claim_index, []).append(f"'{p.text}': {p.kind.replace('_', ' ')}")
+    items: list[str] = []
+    texts: set[str] = set()
+    for p in problems:
+        if p.kind not in CLAIM_KINDS and p.claim_index in named:
+            continue
+        extra = details.get(p.claim_index, []) if p.claim_index is not None else []
+        items.append(_problem_item(p, extra))
+        texts.add(p.text)
+    for c in flagged:
+        if c.text not in texts and not any(c.text in t or t in c.text for t in texts):
+            texts.add(c.text)
+            items.append(
+                f"The sources do not confirm '{c.text}': support it from the evidence or "
+                "leave it out."
+            )
+    return list(dict.fromkeys(items))
+
+
+def _guidance(checked: Checked, problems: Sequence[Problem], flagged: Sequence[Claim],
+              cutoffs: ScoringCutoffs, extra: Sequence[str] = ()) -> Regenerate:  # fmt: skip
+    rest = regeneration_guidance(checked.coherence, checked.factual, [], cutoffs)
+    items = list(dict.fromkeys([*extra, *claim_guidance(problems, flagged), *rest]))
+    if not items:
+        items = ["Please answer again using only facts stated in the provided evidence."]
+    return Regenerate(guidance=" ".join(items), items=items)
+
+
+def _not_delivered(
+    checked: Checked,
+    problems: Sequence[Problem],
+    flagged: Sequence[Claim],
+    why: str,
+    thresholds: HandlingThresholds,
+    cutoffs: ScoringCutoffs,
+    extra: Sequence[str] = (),
+) -> tuple[Recommendation, str]:
+    if checked.confidence >= thresholds.regenerate:
+        return _guidance(checked, problems, flagged, cutoffs, extra), why
+    reason = human_review_reason(
+        checked.confidence, checked.coherence, checked.factual, checked.flags,
+        cutoffs=cutoffs, thresholds=thresholds,
+    )  # fmt: skip
+    named = "; ".join(f"{p.kind}: '{p.text}'" for p in problems[:5])
+    reason = f"{why}. {reason}" + (f" Problems: {named}." if named else "")
+    return HumanReview(reason=reason), f"{why}, and confidence below the regenerate band"
+
+
+def decide(
+    checked: Checked,
+    *,
+    thresholds: HandlingThresholds,
+    granularity: str = "claim",
+    min_kept_share: float = 0.5,
+    cutoffs: ScoringCutoffs = SEED,
+) -> tuple[Recommendation, Decision]:
+    """The recommendation and the record of how it was reached (see the module docstring)."""
+    claims = checked.claims
+    checkworthy = [c for c in claims if c.status is not ClaimStatus.NOT_CHECKWORTHY]
+    checked_claims = [c for c in checkworthy if c.status is not ClaimStatus.UNVERIFIED]
+    supported = sum(c.status is ClaimStatus.SUPPORTED for c in checked_claims)
+    removed = [c for c in checkworthy if c.outcome is ClaimOutcome.REMOVED]
+    flagged = [c for c in claims if c.outcome in (ClaimOutcome.UNCERTAIN, ClaimOutcome.UNVERIFIED)]
+    kept = (len(checkworthy) - len(removed)) / len(checkworthy) if checkworthy else None
+    band = band_of(checked.confidence, thresholds)
+    record = Decision(
+        problems=list(checked.problems),
+        band=band.value,
+        supported_fraction=round(supported / len(checked_claims), 4) if checked_claims else None,
+        checkworthy_claims=len(checkworthy),
+        not_checkworthy_claims=len(claims) - len(checkworthy),
+        granularity=granularity,
+        removed_claims=len(removed),
+        kept_share=round(kept, 4) if kept is not None else None,
+    )
+    rec, gate = _choose(checked, removed, flagged, kept, thresholds, granularity,
+                        min_kept_share, cutoffs)  # fmt: skip
+    action = Action(rec.action)
+    override = None
+    if action is not band:
+        override = (
+            f"{action.value} although the confidence {checked.confidence:.2f} falls in the "
+            f"{band.value} band: {gate}"
+        )
+    return rec, record.model_copy(update={"gate": gate, "overrides_band": override})
+
+
+def _choose(
+    checked: Checked,
+    removed: Sequence[Claim],
+    flagged: Sequence[Claim],
+    kept: float | None,
+    thresholds: HandlingThresholds,
+    granularity: str,
+    min_kept_share: float,
+    cutoffs: ScoringCutoffs,
+) -> tuple[Recommendation, str]:
+    c = checked
+    if c.unchecked:
+        reason = human_review_reason(
+            c.confidence, c.coherence, c.factual, c.flags, c.unchecked, cutoffs, thresholds
+        )
+        return HumanReview(reason=reason), "fail-closed: the answer could not be fully checked"
+    problems = list(c.problems)
+    unfixed = [p for p in problems if p.fixed_by is None]
+    fixes = [x for x in c.corrections if x.type is not CorrectionType.ANNOTATION]
+    if granularity == "answer":
+        if unfixed:
+            gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
+            return _not_delivered(c, unfixed, [], gate, thresholds, cutoffs)
+        if problems:
+            return CorrectAndDeliver(corrections=fixes), (
+                f"all {len(problems)} problem(s) repaired in the corrected text"
+            )
+    else:
+        reasons: list[str] = []
+        extra: list[str] = []
+        if unfixed:
+            reasons.append(f"{len(unfixed)} confident problem(s) could be neither repaired nor removed")
+        if removed and kept is not None and kept < min_kept_share:
+            reasons.append(
+                f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
+                f"(< min_kept_share {min_kept_share:.0%})"
+            )
+        qud = c.delivered_qud
+        if removed and qud is not None and not qud.addresses_qud:
+            reasons.append("what remains after the removals does not answer the question")
+            extra.append("Please directly address the user's question.")
+        if flagged and not c.annotated:
+            reasons.append("uncertain claims could not be annotated (the correction stage did not run)")
+        if reasons:
+            named = [p for p in problems if p.fixed_by in (None, "removal")]
+            return _not_delivered(c, named, flagged, "; ".join(reasons), thresholds, cutoffs, extra)
+        if problems:
+            gate = f"{len(problems)} confident problem(s): {len(removed)} claim(s) removed"
+            repaired = len({p.claim_index for p in problems if p.fixed_by not in (None, "removal")})
+            if repaired:
+                gate += f", {repaired} repaired"
+            if flagged:
+                gate += f"; {len(flagged)} uncertain claim(s) annotated"
+            return CorrectAndDeliver(corrections=fixes), gate
+        if flagged:
+            spans = [x.span for x in flagged]
+            severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
+            return AcceptWithFlags(flags=spans, severity=severity), (
+                f"no confident problem; {len(flagged)} uncertain claim(s) annotated"
+            )
+    rec = recommend(
+        c.confidence, c.coherence, c.factual, c.flags, c.corrections, thresholds, cutoffs=cutoffs
+    )
+    if rec.action == "accept" and flagged:
+        # a claim the report does not call supported is never shown unmarked
+        rec = AcceptWithFlags(flags=[x.span for x in flagged])
+    return rec, f"no blocking problem: seed 004 band for confidence {c.confidence:.2f}"
