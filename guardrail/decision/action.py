@@ -217,7 +217,9 @@ def _choose(
         reasons: list[str] = []
         extra: list[str] = []
         if unfixed:
-            reasons.append(f"{len(unfixed)} confident problem(s) could be neither repaired nor removed")
+            reasons.append(
+                f"{len(unfixed)} confident problem(s) could be neither repaired nor removed"
+            )
         if removed and kept is not None and kept < min_kept_share:
             reasons.append(
                 f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
@@ -228,7 +230,9 @@ def _choose(
             reasons.append("what remains after the removals does not answer the question")
             extra.append("Please directly address the user's question.")
         if flagged and not c.annotated:
-            reasons.append("uncertain claims could not be annotated (the correction stage did not run)")
+            reasons.append(
+                "uncertain claims could not be annotated (the correction stage did not run)"
+            )
         if reasons:
             named = [p for p in problems if p.fixed_by in (None, "removal")]
             return _not_delivered(c, named, flagged, "; ".join(reasons), thresholds, cutoffs, extra)

@@ -117,7 +117,11 @@ def test_long_answer_with_an_invented_sentence_delivers_the_supported_rest(
     guard: Guardrail,
 ) -> None:
     r = guard.invoke(
-        {"query": "Tell me about the meeting", "response": LONG_WITH_INVENTED, "passages": [MEETING]}
+        {
+            "query": "Tell me about the meeting",
+            "response": LONG_WITH_INVENTED,
+            "passages": [MEETING],
+        }
     )
     assert r.verdict.label is VerdictLabel.HALLUCINATION
     kinds = {(f.type, f.content) for f in r.hallucination_flags}
@@ -134,7 +138,11 @@ def test_long_answer_with_an_invented_sentence_delivers_the_supported_rest(
 
 def test_all_or_nothing_granularity_regenerates_the_same_answer() -> None:
     r = Guardrail({"decision": {"granularity": "answer"}}).invoke(
-        {"query": "Tell me about the meeting", "response": LONG_WITH_INVENTED, "passages": [MEETING]}
+        {
+            "query": "Tell me about the meeting",
+            "response": LONG_WITH_INVENTED,
+            "passages": [MEETING],
+        }
     )
     assert r.action in (Action.REGENERATE, Action.HUMAN_REVIEW)
     assert r.delivered_text is None and r.decision.granularity == "answer"

@@ -76,9 +76,7 @@ def run(
     claim-level rule is in test_claim_delivery.py)."""
     config = DecisionConfig(granularity=granularity)  # type: ignore[arg-type]
     v = Verdict(label=verdict)
-    problems = mark_fixes(
-        find_problems(claims, flags or [], factual, v, config), corrections or []
-    )
+    problems = mark_fixes(find_problems(claims, flags or [], factual, v, config), corrections or [])
     rec, record = decide(
         Checked(
             confidence=confidence,
