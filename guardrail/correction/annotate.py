@@ -174,7 +174,7 @@ def planned_removal_edits(
         )
         start, end = min(sentence[0], r.span.start), max(sentence[1], r.span.end)
         by_sentence.setdefault((start, end), []).append(r)
-    edits: list[Edit] = []
+    ranges: list[tuple[int, int, list[Removal]]] = []
     for (start, end), group in sorted(by_sentence.items()):
         stop = end
         while stop < len(text) and text[stop] in " \n":
@@ -182,6 +182,14 @@ def planned_removal_edits(
         if stop == len(text):
             while start > 0 and text[start - 1] in " \n":
                 start -= 1  # the last sentence: take the space before it instead
+        if ranges and start <= ranges[-1][1]:
+            # adjacent removals become one edit (overlapping edits would drop one of them)
+            first, _, before = ranges[-1]
+            ranges[-1] = (min(first, start), max(stop, ranges[-1][1]), [*before, *group])
+        else:
+            ranges.append((start, stop, list(group)))
+    edits: list[Edit] = []
+    for start, stop, group in ranges:
         reason = "; ".join(dict.fromkeys(r.reason for r in group))
         indices = [r.claim_index for r in group if r.claim_index is not None]
         correction = Correction(
