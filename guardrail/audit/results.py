@@ -41,6 +41,11 @@ COLUMNS: dict[str, str] = {
     "claims_supported": "int64",
     "claims_contradicted": "int64",
     "claims_unsupported": "int64",
+    "claim_outcomes": "string",
+    "claims_removed": "int64",
+    "claims_repaired": "int64",
+    "claims_annotated": "int64",
+    "delivered": "string",
     "failed_stages": "string",
     "reason": "string",
     "timings": "string",
@@ -52,6 +57,14 @@ COLUMNS: dict[str, str] = {
 
 #: Columns that must be equal between two runs on the same input (timings are not).
 RESULT_COLUMNS = ("key", "index", "status", "error", "verdict", "action", "confidence", "flags")
+
+
+def _delivered(report: dict[str, Any]) -> str | None:
+    """The text the recommendation delivers (``None`` for regenerate / human review): the
+    report's own ``delivered_text``, so the audit and the wrappers cannot disagree."""
+    from guardrail.report import GuardReport
+
+    return GuardReport.model_validate(report).delivered_text
 
 
 def pyarrow() -> Any:
@@ -97,6 +110,7 @@ def report_result(
     rec = report.get("recommendation") or {}
     claims = report.get("claims") or []
     statuses = [c.get("status") for c in claims]
+    outcomes = [c.get("outcome") for c in claims]
     flags = report.get("hallucination_flags") or []
     failed = [s.get("name") for s in report.get("stages") or [] if s.get("status") == "failed"]
     data = json.loads(row.get("payload") or "{}")
@@ -123,6 +137,17 @@ def report_result(
         claims_supported=statuses.count("supported"),
         claims_contradicted=statuses.count("contradicted"),
         claims_unsupported=statuses.count("unsupported"),
+        claim_outcomes=json.dumps(
+            [
+                {"text": c.get("text"), "status": c.get("status"), "outcome": c.get("outcome")}
+                for c in claims
+            ],
+            ensure_ascii=False,
+        ),
+        claims_removed=outcomes.count("removed"),
+        claims_repaired=outcomes.count("repaired"),
+        claims_annotated=outcomes.count("uncertain") + outcomes.count("unverified"),
+        delivered=_delivered(report),
         failed_stages=json.dumps(failed),
         reason=rec.get("reason") or rec.get("guidance"),
         timings=json.dumps(report.get("timings_ms") or {}, sort_keys=True),

@@ -118,3 +118,23 @@ def test_run_audit_all_rows_malformed_needs_no_model(tmp_path: Path) -> None:
     run_audit(AuditOptions(input=src, out=out, overwrite=True, progress=False))
     assert len((out / "errors.jsonl").read_text().splitlines()) == 1
     assert os.path.exists(out / "manifest.json")
+
+
+def test_report_result_records_per_claim_outcomes_and_the_delivered_text() -> None:
+    text = "It rains. It was sunny in 2024."
+    rep = GuardReport.model_validate(
+        {"original": text, "corrected": "It rains.", "annotated": "It rains.",
+         "confidence": 0.6, "recommendation": {"action": "correct_and_deliver"},
+         "claims": [
+             {"text": "It rains.", "span": {"start": 0, "end": 9}, "status": "supported",
+              "outcome": "supported"},
+             {"text": "It was sunny in 2024.", "span": {"start": 10, "end": 31},
+              "status": "unsupported", "outcome": "removed"},
+         ]}
+    ).model_dump(mode="json")  # fmt: skip
+    out = res.report_result(audit_row("s/3", 3), rep, 5.0)
+    assert (out["claims_removed"], out["claims_repaired"], out["claims_annotated"]) == (1, 0, 0)
+    assert [c["outcome"] for c in json.loads(out["claim_outcomes"])] == ["supported", "removed"]
+    assert out["delivered"] == "It rains."
+    regen = report("regenerate", 0.4, "HALLUCINATION")
+    assert res.report_result(audit_row("s/4", 4), regen, 1.0)["delivered"] is None
