@@ -22,10 +22,15 @@ from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.plan import speed_config
 from guardrail.hallucination.retrieval import with_retrieval_scores
-from guardrail.inputs import GuardInput, Passage
+from guardrail.inputs import GuardInput
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
-from guardrail.text.language import detect_language, dialogue_context, response_language
+from guardrail.text.language import (
+    detect_language,
+    dialogue_context,
+    response_language,
+    script_language,
+)
 from guardrail.text.mentions import MentionKind, find_mentions
 from guardrail.verifiers.cache import ScoreCache
 
@@ -132,26 +137,41 @@ def _ner_listens(nlp: Any) -> bool:
         return True
 
 
+EVIDENCE_MIN_SCORE = 0.9
+"""A passage counts as written in another language only on a detection at least this sure (or by
+its script): English passages full of foreign names detect as 'de' or 'es' at 0.5–0.75."""
+
+
 def readable_passages(
     data: GuardInput, verifier: Any, response_language: str | None
 ) -> tuple[GuardInput, str]:
-    """The input without the passages in a language the verifier does not read, and the reason
-    claims are unverified when none is left: evidence the verifier cannot read makes a claim
-    UNVERIFIED, never "fabricated"."""
-    kept: list[tuple[Passage, str | None]] = []
-    dropped: list[tuple[Passage, str | None]] = []
-    for p in data.passages:
-        lang = detect_language(p.text, fallback=response_language)
-        # a passage whose language cannot be told is kept: only evidence known to be in
-        # another language is set aside
-        (kept if lang is None or verifier.covers(lang) else dropped).append((p, lang))
-    if not dropped:
+    """The input without the passages the verifier cannot read, and the reason claims are
+    unverified when none is left: evidence the verifier cannot read makes a claim UNVERIFIED,
+    never "fabricated".
+
+    When every passage is in an uncovered language, all are set aside. Among readable ones, only
+    passages in another *script* (CJK) are: a Latin-script passage detected as another language
+    is kept, since the detector's mistakes on short or name-heavy English are common (lfqa_dev
+    and WiCE have English pages detected as 'ceb' or 'de' even at 0.9).
+    """
+    found = [
+        (p, detect_language(p.text, fallback=response_language, min_score=EVIDENCE_MIN_SCORE))
+        for p in data.passages
+    ]
+    uncovered = [(p, lang) for p, lang in found if lang is not None and not verifier.covers(lang)]
+    if not uncovered:
         return data, "no evidence text to check against"
+    if len(uncovered) < len(found):
+        uncovered = [(p, lang) for p, lang in uncovered if script_language(p.text) is not None]
+        if not uncovered:
+            return data, "no evidence text to check against"
+    dropped = {id(p) for p, _ in uncovered}
     name = getattr(verifier, "name", type(verifier).__name__)
-    langs = ", ".join(sorted({f"'{lang}'" for _, lang in dropped}))
+    langs = ", ".join(sorted({f"'{lang}'" for _, lang in uncovered}))
     logger.debug("%d passage(s) in %s set aside: %s does not read them", len(dropped), langs, name)
     reason = f"the evidence is in {langs}, which verifier {name} does not read"
-    return data.model_copy(update={"passages": [p for p, _ in kept]}), reason
+    kept = [p for p in data.passages if id(p) not in dropped]
+    return data.model_copy(update={"passages": kept}), reason
 
 
 class HallucinationStage(Stage):

@@ -28,7 +28,7 @@ _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 
 
-def _script_language(text: str) -> str | None:
+def script_language(text: str) -> str | None:
     """``zh`` / ``ja`` / ``ko`` when at least a third of the letters are CJK, else ``None``."""
     letters = sum(1 for ch in text if ch.isalpha())
     cjk = cjk_count(text)
@@ -41,9 +41,12 @@ def _script_language(text: str) -> str | None:
     return "zh"
 
 
-def detect_language(text: str, fallback: str | None = None) -> str | None:
-    """ISO 639-1 code of ``text``'s language, or ``fallback`` when it cannot be told reliably."""
-    script = _script_language(text)
+def detect_language(
+    text: str, fallback: str | None = None, min_score: float | None = None
+) -> str | None:
+    """ISO 639-1 code of ``text``'s language, or ``fallback`` when it cannot be told reliably
+    (a detection less sure than ``min_score``, default ``MIN_SCORE``)."""
+    script = script_language(text)
     if script is not None:
         return script
     if sum(1 for ch in text if ch.isalpha()) < MIN_LETTERS:
@@ -62,7 +65,7 @@ def detect_language(text: str, fallback: str | None = None) -> str | None:
         return fallback
     best = found[0]
     lang, score = str(best.get("lang", "")), float(best.get("score", 0.0))
-    if not lang or score < MIN_SCORE:
+    if not lang or score < (MIN_SCORE if min_score is None else min_score):
         return fallback
     return lang.split("-")[0].lower()
 
@@ -74,7 +77,7 @@ CLAIM_MIN_LETTERS = 40
 def claim_language(text: str, response_language: str | None) -> str | None:
     """Language of one claim: its own script or, when long enough, its own detection; else the
     response's language (a short sentence is too little text to overrule the whole answer)."""
-    script = _script_language(text)
+    script = script_language(text)
     if script is not None:
         return script
     if response_language is not None and response_language not in ("zh", "ja", "ko"):
