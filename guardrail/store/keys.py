@@ -143,11 +143,22 @@ def turn_paths(
         put(f"correction/corrections/{i}/original", corr.get("original"))
         put(f"correction/corrections/{i}/corrected", corr.get("replacement", corr.get("corrected")))
         put(f"correction/corrections/{i}/confidence", corr.get("confidence"))
+        start, end = _span(corr)
+        put(f"correction/corrections/{i}/span_start", start)
+        put(f"correction/corrections/{i}/span_end", end)
+        put(f"correction/corrections/{i}/reason", corr.get("message"))
 
     put("result/confidence", report.get("confidence"))
     put("result/recommendation", _get(report, "recommendation", "action"))
     put("result/corrected_response", corrected if corrected != original else None)
     put("result/annotated_response", report.get("annotated"))
+    from guardrail.report import GuardReport
+
+    put("result/delivered_response", GuardReport.model_validate(report).delivered_text)
+    for i, claim in enumerate(report.get("claims") or []):
+        put(f"result/claims/{i}/text", claim.get("text"))
+        put(f"result/claims/{i}/status", claim.get("status"))
+        put(f"result/claims/{i}/outcome", claim.get("outcome"))
     put("result/new_entities_count", len(report.get("new_entities") or []))
     return out
 

@@ -36,6 +36,13 @@ result/new_entities_count
 """.split()
 # The seed leaves "/{issue_idx}/ → Issue details" open: these are the issue's fields.
 ISSUE_LEAVES = "type description severity span_start span_end suggestion".split()
+# Beyond the seed (issue 28): where each correction is and why, what is delivered, and each
+# claim's outcome.
+DELIVERY_LEAVES = """
+correction/corrections/{i}/span_start correction/corrections/{i}/span_end
+correction/corrections/{i}/reason result/delivered_response
+result/claims/{i}/text result/claims/{i}/status result/claims/{i}/outcome
+""".split()
 
 
 @pytest.fixture()
@@ -55,7 +62,9 @@ def test_paths_are_exactly_the_seeds(store: ReportStore) -> None:
         re.sub(r"/\d+/", "/{i}/", p.removeprefix("/postprocessing/demo/0/")) for p, _ in paths
     ]
     issue_leaves = {f"coherence/issues/{{i}}/{leaf}" for leaf in ISSUE_LEAVES}
-    assert set(leaves) == set(SEED_LEAVES) | issue_leaves
+    claim_leaves = {leaf for leaf in DELIVERY_LEAVES if leaf.startswith("result/claims/")}
+    expected = set(SEED_LEAVES) | issue_leaves | set(DELIVERY_LEAVES)
+    assert set(leaves) | claim_leaves == expected and set(leaves) >= expected - claim_leaves
     assert len(paths) == len(set(p for p, _ in paths))
     values = dict(paths)
     base = "/postprocessing/demo/0/"
