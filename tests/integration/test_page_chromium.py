@@ -4,7 +4,14 @@ Drives ``/usr/bin/chromium`` through ``/usr/bin/chromedriver`` (Debian's ``chrom
 ``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits seed 001's
 AlphaCodium example and checks the verdict stamp, the highlighted spans with their reasons, the
 recommendation band and the threshold panel; saves a screenshot (to ``$GUARDRAIL_SCREENSHOT``
-when set — that is how ``docs/verify_page.png`` is made — else into the test's tmp dir).
+when set — that is how ``docs/verify_page.png`` is made — else into the test's tmp dir). Also:
+the note when the decision overrides the confidence band, T(rs) drawn at the retrieval score the
+check used (none: the strict end, not an invented 0.50), an error clearing the old result, and
+``/docs`` / ``/redoc`` rendering the API operations with the network off
+(``$GUARDRAIL_DOCS_SCREENSHOT``: how ``docs/images/api-docs.png`` is made).
+
+Chromium runs with the network off: every host name resolves to nothing
+(``--host-resolver-rules``), so only the server on 127.0.0.1 can be reached.
 """
 
 from __future__ import annotations
@@ -25,6 +32,13 @@ pytestmark = pytest.mark.integration
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 REQUEST = json.loads((ROOT / "examples/data/check_request.json").read_text())
+KB = json.loads((ROOT / "examples/data/seed004_kb.json").read_text())
+#: Repaired from the knowledge base: correct_and_deliver although the confidence is ~0.
+KB_REPAIRED = {
+    "query": "Tell me about John",
+    "response": "John Smith's email is john.s@company.org.",
+    "knowledge_base": KB,
+}
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +75,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         "--disable-sync",
         "--disable-dev-shm-usage",
         "--window-size=1280,1500",
+        # The network off: no name resolves (a CDN asset cannot load); 127.0.0.1 needs none.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
@@ -72,9 +88,13 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def wait(driver: Any, condition: Any, timeout: float = 300) -> Any:
+    """Poll ``condition`` until truthy; an element re-rendered meanwhile is polled again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+    return WebDriverWait(
+        driver, timeout, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException]
+    ).until(condition)
 
 
 def by_id(driver: Any, element_id: str) -> Any:
@@ -118,6 +138,12 @@ def test_verify_page_shows_why_the_answer_fails(server: str, browser: Any, tmp_p
     assert by_id(browser, "gauge-text").text.endswith("%")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#timings tr")) >= 6
     assert by_id(browser, "threshold-curve").get_attribute("points").count(",") == 101
+    # The band of the confidence is the recommended one here: no override note.
+    assert not by_id(browser, "band-override").is_displayed()
+    assert by_id(browser, "rs-slider").get_attribute("value") == "0.71"  # the score the check used
+    report = json.loads(browser.execute_script("return JSON.stringify(state.report)"))
+    labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#threshold-plot text")]
+    assert f"used {report['verdict']['threshold']:.2f}" in labels  # this build's claim threshold
 
     # The threshold panel redraws for another retrieval score.
     before = by_id(browser, "rs-value").text
@@ -147,13 +173,18 @@ def test_explore_lists_and_opens_stored_reports(server: str, browser: Any) -> No
     browser.get(server + "/#/explore")
     by_id(browser, "filter-session").send_keys("explore")
     browser.find_element(By.CSS_SELECTOR, "#filter-form button").click()
+    # The hash change and the filter each (re)load the table: wait for the filtered rows.
     wait(
         browser,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#reports tbody tr[data-key='explore/0']"),
+        lambda d: (
+            [
+                r.get_attribute("data-key")
+                for r in d.find_elements(By.CSS_SELECTOR, "#reports tbody tr")
+            ]
+            == ["explore/0"]
+        ),
         30,
     )
-    rows = browser.find_elements(By.CSS_SELECTOR, "#reports tbody tr")
-    assert [r.get_attribute("data-key") for r in rows] == ["explore/0"]
     by_verdict = browser.find_element(By.ID, "filter-verdict")
     by_verdict.send_keys("VERIFIED")
     browser.find_element(By.CSS_SELECTOR, "#filter-form button").click()
@@ -166,3 +197,114 @@ def test_explore_lists_and_opens_stored_reports(server: str, browser: Any) -> No
     assert "#/report/explore/0" in browser.current_url
     assert by_id(browser, "verdict-stamp").text == "HALLUCINATION"
     assert by_id(browser, "response").get_attribute("value") == REQUEST["response"]
+
+
+def submit(browser: Any, response: str, passages: str = "", score: str = "") -> None:
+    """Fill the Verify form, submit it and wait until this check is rendered (done or error)."""
+    for element_id, value in (("query", ""), ("response", response), ("passages", passages),
+                              ("retrieval-score", score)):  # fmt: skip
+        field = by_id(browser, element_id)
+        field.clear()
+        if value:
+            field.send_keys(value)
+    browser.execute_script("document.getElementById('result').dataset.state = 'stale'")
+    by_id(browser, "check-button").click()
+    wait(browser, lambda d: by_id(d, "result").get_attribute("data-state") in ("done", "error"))
+
+
+def test_the_page_says_when_the_decision_overrides_the_band(
+    server: str, browser: Any, tmp_path: Path
+) -> None:
+    import httpx
+    from selenium.webdriver.common.by import By
+
+    body = {**KB_REPAIRED, "session_id": "override"}
+    report = httpx.post(server + "/v1/check", json=body, timeout=300).json()
+    action, band = report["recommendation"]["action"], report["decision"]["band"]
+    assert action == "correct_and_deliver" and band in ("human_review", "regenerate"), report
+    browser.get(server + f"/#/report/override/{report['turn_id']}")
+    wait(browser, lambda d: by_id(d, "result").get_attribute("data-state") == "done", 60)
+    active = browser.find_elements(By.CSS_SELECTOR, "#bands .band.active")
+    assert [a.get_attribute("data-action") for a in active] == [action]
+    # The marker's band is marked too, and a note says the decision overrode it, and why.
+    marked = browser.find_elements(By.CSS_SELECTOR, "#bands .band.confidence-band")
+    assert [m.get_attribute("data-action") for m in marked] == [band]
+    note = by_id(browser, "band-override")
+    assert note.is_displayed()
+    assert note.text.startswith(
+        f"Decision overrides the band: confidence {report['confidence']:.3f} is in the "
+    )
+    why = report["decision"]["gate"] or report["decision"].get("overrides_band")
+    assert "the action is correct and deliver" in note.text and why in note.text
+    assert band.replace("_", " ") in by_id(browser, "band-marker").get_attribute("title")
+    assert browser.save_screenshot(str(tmp_path / "override.png"))
+
+
+def test_threshold_is_drawn_at_the_retrieval_score_used(server: str, browser: Any) -> None:
+    import httpx
+
+    browser.get(server + "/#/verify")
+    wait(browser, lambda d: by_id(d, "check-button").is_enabled(), timeout=30)
+    # The retrieval-score field left at "auto": the default (calibrated) policy scores no
+    # passage, so the check used no retrieval score and T(rs) took its strict end.
+    submit(browser, REQUEST["response"], REQUEST["passages"][0]["text"])
+    assert by_id(browser, "result").get_attribute("data-state") == "done"
+    report = json.loads(browser.execute_script("return JSON.stringify(state.report)"))
+    assert report["verdict"]["retrieval_score"] is None
+    t_low = httpx.get(server + "/v1/thresholds").json()["adaptive"]["t_low"]
+    label = by_id(browser, "rs-value")
+    assert label.get_attribute("data-rs") == "none"
+    assert label.text == f"no rs → T {t_low:.3f} (strict end)"  # before: "rs 0.50 → T 0.575"
+    assert float(by_id(browser, "rs-cursor").get_attribute("x1")) == 34  # rs 0, not 0.50
+    assert "no retrieval score" in by_id(browser, "threshold-note").text
+    # A passage with its retrieval score: drawn there.
+    submit(browser, REQUEST["response"], REQUEST["passages"][0]["text"], "0.33")
+    assert by_id(browser, "rs-value").get_attribute("data-rs") == "0.33"
+    assert by_id(browser, "rs-value").text.startswith("rs 0.33 → T ")
+
+
+def test_an_error_clears_the_previous_result(server: str, browser: Any) -> None:
+    browser.get(server + "/#/verify")
+    wait(browser, lambda d: by_id(d, "check-button").is_enabled(), timeout=30)
+    submit(browser, REQUEST["response"], REQUEST["passages"][0]["text"], "0.71")
+    assert by_id(browser, "result").is_displayed()
+    assert by_id(browser, "answer").text == REQUEST["response"]
+    submit(browser, "   ")  # blank: the server answers 422
+    assert by_id(browser, "error").text.startswith("422: body.response: the response is empty")
+    assert by_id(browser, "result").get_attribute("data-state") == "error"
+    assert not by_id(browser, "result").is_displayed()
+    # Hidden, and emptied too (a later render never shows a mix of the old and the new).
+    assert by_id(browser, "answer").get_attribute("textContent") == ""
+    assert by_id(browser, "verdict-stamp").get_attribute("textContent") == "–"
+    assert by_id(browser, "bands").get_attribute("childElementCount") == "0"
+    assert browser.execute_script("return state.report") is None
+
+
+def test_api_docs_render_offline(server: str, browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/docs")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock-summary-path"), 60)
+    paths = {
+        e.text.replace("\u200b", "")
+        for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")
+    }
+    assert {"/v1/check", "/v1/check/batch", "/v1/thresholds", "/v1/reports"} <= paths, paths
+    assert "Check one answer" in browser.find_element(By.CSS_SELECTOR, ".swagger-ui").text
+    hosts = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => new URL(e.name).host)"
+    )
+    assert hosts and set(hosts) == {server.removeprefix("http://")}, hosts
+    target = Path(os.environ.get("GUARDRAIL_DOCS_SCREENSHOT") or tmp_path / "api-docs.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    size = browser.get_window_size()
+    browser.set_window_size(1280, 900)
+    try:
+        assert browser.save_screenshot(str(target))
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    assert target.stat().st_size > 10_000
+    print(f"screenshot: {target}")
+
+    browser.get(server + "/redoc")
+    wait(browser, lambda d: "Check one answer" in d.find_element(By.TAG_NAME, "body").text, 60)

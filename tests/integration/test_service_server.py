@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -250,3 +251,36 @@ def test_batch_keeps_the_order_of_items(server: str) -> None:
     reports = r.json()["reports"]
     assert [rep["verdict"]["label"] for rep in reports] == ["VERIFIED", "HALLUCINATION"]
     assert reports[0]["turn_id"] + 1 == reports[1]["turn_id"]  # stored in item order
+
+
+def test_curl_data_without_json_content_type_gets_one_line_415(server: str, tmp_path: Path) -> None:
+    """``curl -d @file`` labels the JSON as a form: one line saying to send JSON, not pydantic."""
+    body = tmp_path / "check.json"
+    body.write_text(json.dumps(REQUEST), encoding="utf-8")
+    curl = shutil.which("curl")
+    if curl:
+        out = subprocess.run(
+            [curl, "-s", "-w", "\n%{http_code}", "-d", f"@{body}", server + "/v1/check"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout  # fmt: skip
+        text, status = out.rsplit("\n", 1)
+    else:  # what curl would send
+        r = httpx.post(
+            server + "/v1/check",
+            content=body.read_bytes(),
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        text, status = r.text, str(r.status_code)
+    assert status == "415", text
+    [item] = json.loads(text)["detail"]
+    assert item["msg"] == (
+        "send JSON with content-type application/json (got application/x-www-form-urlencoded)"
+    )
+    # The same file with the header is checked.
+    r = httpx.post(
+        server + "/v1/check",
+        content=body.read_bytes(),
+        headers={"content-type": "application/json"},
+        timeout=300,
+    )
+    assert r.status_code == 200, r.text

@@ -13,6 +13,7 @@ const BAND_COLOR = {
   accept: "#1a7f4b", accept_with_flags: "#6a9a1f", correct_and_deliver: "#c28a00",
   regenerate: "#d0621b", human_review: "#b42318",
 };
+const BAND_LABEL = Object.fromEntries(BANDS);
 const $ = (id) => document.getElementById(id);
 const state = { thresholds: null, report: null, page: { offset: 0, limit: 20, next: null } };
 
@@ -84,6 +85,21 @@ function fillForm(input) {
   $("session-id").value = input.session_id || "web";
 }
 
+// An error leaves no earlier result on screen: what is shown always belongs to the last request.
+function clearResult(stateName) {
+  state.report = null;
+  const result = $("result");
+  result.hidden = true;
+  result.dataset.state = stateName;
+  for (const id of ["verdict-reason", "action", "action-detail", "band-override", "corrected",
+    "rs-value", "threshold-note"]) $(id).textContent = "";
+  for (const id of ["bands", "answer", "timings", "threshold-plot"]) $(id).replaceChildren();
+  $("band-override").hidden = true;
+  $("verdict-stamp").textContent = "–";
+  $("verdict-stamp").className = "stamp";
+  $("gauge-text").textContent = "–";
+}
+
 async function submitCheck(event) {
   event.preventDefault();
   showError("");
@@ -95,7 +111,7 @@ async function submitCheck(event) {
     await renderReport(body);
     loadStoredTurns();
   } catch (err) {
-    $("result").dataset.state = "error";
+    clearResult("error");
     showError(err.message);
   } finally {
     button.disabled = false;
@@ -115,7 +131,8 @@ async function renderReport(report) {
   renderBands(report, t.bands);
   renderText($("answer"), report.original, spansOf(report));
   $("corrected").textContent = report.corrected === report.original
-    ? "(no correction: same as the answer)" : report.corrected;
+    ? "(no correction: same as the answer)"
+    : report.corrected.trim() ? report.corrected : "(nothing left: every claim was removed)";
   renderTimings(report.stages || [], report.timings_ms || {});
   renderThreshold(t, verdict);
   $("result").dataset.state = "done";
@@ -143,10 +160,27 @@ function renderBands(report, bands) {
     if (report.recommendation.action === action) part.classList.add("active");
     box.appendChild(part);
   });
-  const marker = el("div", { class: "band-marker", title: `confidence ${report.confidence.toFixed(3)}` });
+  const rec = report.recommendation;
+  // The band the confidence alone falls in (report.decision.band); when the decision chose
+  // another action, say so and why, next to the marker that sits in that band.
+  const decision = report.decision || {};
+  const band = decision.band && decision.band !== rec.action ? decision.band : null;
+  const marker = el("div", { class: "band-marker", id: "band-marker",
+    title: `confidence ${report.confidence.toFixed(3)}` + (band ? ` (${BAND_LABEL[band] || band} band)` : "") });
   marker.style.left = `calc(${Math.max(0, Math.min(1, report.confidence)) * 100}% - 1px)`;
   box.appendChild(marker);
-  const rec = report.recommendation;
+  const note = $("band-override");
+  if (band) {
+    const part = box.querySelector(`.band[data-action="${band}"]`);
+    if (part) part.classList.add("confidence-band");
+    const why = decision.gate || decision.overrides_band || "";
+    note.textContent = `Decision overrides the band: confidence ${report.confidence.toFixed(3)} is in ` +
+      `the ${BAND_LABEL[band] || band} band, but the action is ${rec.action.replaceAll("_", " ")}` +
+      (why ? ` — ${why}.` : ".");
+  } else {
+    note.textContent = "";
+  }
+  note.hidden = !band;
   $("action").textContent = rec.action.replaceAll("_", " ");
   $("action-detail").textContent = rec.guidance || rec.reason || (rec.action === "accept"
     ? "Deliver the answer as it is." : rec.action === "accept_with_flags"
@@ -247,20 +281,31 @@ function renderThreshold(t, verdict) {
     plot.appendChild(svg("text", { x: PLOT.x0 + PLOT.w - 70, y: y - 4 }, `used ${verdict.threshold.toFixed(2)}`));
   }
   plot.appendChild(svg("circle", { id: "nli-dot", r: 5, stroke: "#fff", "stroke-width": 1.5 }));
+  // The cursor starts at the retrieval score the check used (verdict.retrieval_score: the
+  // passages' own, or the one the server computed for an "auto" field); none was used →
+  // T(rs) took its strict end, drawn at rs 0, never at an invented score.
   const slider = $("rs-slider");
-  const rs = verdict.retrieval_score ?? 0.5;
+  const used = verdict.retrieval_score ?? null;
+  const rs = used ?? 0;
   slider.value = rs;
-  slider.oninput = () => moveCursor(t, verdict, Number(slider.value));
-  moveCursor(t, verdict, rs);
+  slider.oninput = () => moveCursor(t, verdict, Number(slider.value), false);
+  moveCursor(t, verdict, rs, used === null);
 }
 
-function moveCursor(t, verdict, rs) {
-  const threshold = thresholdAt(t.curve, rs);
+function strictEnd(t) {
+  const a = t.adaptive || {};
+  return a.enabled === false ? a.fixed : a.t_low;
+}
+
+function moveCursor(t, verdict, rs, unscored) {
+  const threshold = unscored && strictEnd(t) != null ? strictEnd(t) : thresholdAt(t.curve, rs);
   const cursor = $("rs-cursor");
   cursor.setAttribute("x1", px(rs)); cursor.setAttribute("x2", px(rs));
   const dot = $("t-dot");
   dot.setAttribute("cx", px(rs)); dot.setAttribute("cy", py(threshold));
-  $("rs-value").textContent = `rs ${rs.toFixed(2)} → T ${threshold.toFixed(3)}`;
+  $("rs-value").textContent = unscored ? `no rs → T ${threshold.toFixed(3)} (strict end)`
+    : `rs ${rs.toFixed(2)} → T ${threshold.toFixed(3)}`;
+  $("rs-value").dataset.rs = unscored ? "none" : rs.toFixed(2);
   const nli = verdict.nli_score;
   const nliDot = $("nli-dot");
   if (nli === null || nli === undefined) {
@@ -268,17 +313,30 @@ function moveCursor(t, verdict, rs) {
     $("threshold-note").textContent = "No NLI score: nothing was verified against evidence.";
     return;
   }
-  const passes = nli >= threshold;
+  const policy = verdict.policy || t.policy;
+  const calibrated = policy === "calibrated" && verdict.threshold != null;
+  const passes = nli >= (calibrated ? verdict.threshold : threshold);
   nliDot.setAttribute("visibility", "visible");
   nliDot.setAttribute("cx", px(rs)); nliDot.setAttribute("cy", py(nli));
   nliDot.setAttribute("fill", passes ? "#1a7f4b" : "#b42318");
-  const policy = verdict.policy || t.policy;
-  let note = `Under weakest_link, score ${nli.toFixed(3)} ${passes ? "≥" : "<"} T(${rs.toFixed(2)}) = ` +
-    `${threshold.toFixed(3)}: ${passes ? "VERIFIED" : "HALLUCINATION"} at this retrieval score.`;
-  if (policy !== "weakest_link" && verdict.threshold != null) {
-    note = `This report was decided by the ${policy} policy at threshold ${verdict.threshold.toFixed(3)} ` +
-      `(dashed line). ` + note;
+  const at = unscored ? "T with no retrieval score (its strict end)" : `T(${rs.toFixed(2)})`;
+  const where = unscored ? "with no retrieval score" : "at this retrieval score";
+  let note;
+  if (calibrated) {
+    // p(supported) is compared with the claim threshold, not with T(rs): say each apart.
+    note = `Decided by the calibrated policy: lowest p(supported) ${nli.toFixed(3)} ` +
+      `${passes ? "≥" : "<"} claim threshold ${verdict.threshold.toFixed(3)} ` +
+      `(dashed line). weakest_link would compare the weakest claim's entailment with ` +
+      `${at} = ${threshold.toFixed(3)}.`;
+  } else {
+    note = `Under weakest_link, score ${nli.toFixed(3)} ${passes ? "≥" : "<"} ${at} = ` +
+      `${threshold.toFixed(3)}: ${passes ? "VERIFIED" : "HALLUCINATION"} ${where}.`;
+    if (policy !== "weakest_link" && verdict.threshold != null) {
+      note = `This report was decided by the ${policy} policy at threshold ` +
+        `${verdict.threshold.toFixed(3)} (dashed line). ` + note;
+    }
   }
+  if (unscored) note += " The check used no retrieval score (the passages had none and none was computed).";
   $("threshold-note").textContent = note;
 }
 
@@ -306,6 +364,7 @@ async function openStored(session, turn, attempt) {
     fillForm(body.input);
     await renderReport(body.report);
   } catch (err) {
+    clearResult("error");
     showError(err.message);
   }
 }
