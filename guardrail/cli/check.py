@@ -119,15 +119,16 @@ def build_input(args: argparse.Namespace) -> dict[str, Any]:
 def band_override(report: GuardReport) -> str | None:
     """Why the action is not the band the confidence alone falls in (``None``: it is).
 
-    Reads ``report.decision`` tolerantly (``band``, ``gate``, and ``overrides_band`` when the
-    report has it), so a report without those fields prints no reason instead of failing.
+    Reads ``report.decision`` tolerantly (``band``, and ``gate`` or else ``overrides_band`` for
+    the reason), so a report without those fields prints no reason instead of failing.
     """
     decision = getattr(report, "decision", None)
     band = getattr(decision, "band", None)
     action = report.recommendation.action
     if not band or str(band) == action:
         return None
-    reason = getattr(decision, "overrides_band", None) or getattr(decision, "gate", None)
+    # ``gate`` is the reason; ``overrides_band`` (newer reports) is a whole sentence with it.
+    reason = getattr(decision, "gate", None) or getattr(decision, "overrides_band", None)
     why = f"action {action} although confidence {report.confidence:.3f} is in the {band} band"
     return f"{why}: {reason}" if reason else why
 

@@ -85,7 +85,7 @@ def test_an_answer_from_stdin_is_checked_and_the_band_override_is_explained() ->
     else:  # e.g. correct_and_deliver with confidence 0.000 in the human_review band
         assert why == [
             f"why:        action {action} although confidence {report['confidence']:.3f} is "
-            f"in the {band} band: " + (report["decision"].get("overrides_band") or
-                                       report["decision"]["gate"])
+            f"in the {band} band: " + (report["decision"]["gate"] or
+                                       report["decision"].get("overrides_band"))
         ]  # fmt: skip
     assert action != band, "the KB-repaired answer is expected to override its band"
