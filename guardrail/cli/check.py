@@ -16,11 +16,11 @@ from guardrail.report import GuardReport
 TIMING_EPILOG = """\
 timing: each `guardrail check` is a new process, and most of its time is loading, not
 checking: the imports and the models (verifier, embedder, spaCy) load before the answer is
-checked. Measured on a 2-core machine: a cold check 8-10 s wall clock (about 3.8 s CPU,
-600 MB peak RSS); the check itself, once the models are loaded, 50-65 ms. The very first run
-on a machine also exports the embedding model to ONNX once (about 19 s, 930 MB). For many
-answers keep one process: `guardrail audit` (a file of answers), `guardrail serve` (HTTP) or
-`Guardrail().batch(...)` in Python.
+checked. Measured on a busy 2-core machine: a cold check took 6-8 s wall clock (3.6 s CPU,
+600 MB peak RSS); once the models are loaded, a check of a short answer takes 30-90 ms. The
+very first run on a machine also exports the embedding model to ONNX, once (about 20 s). For
+many answers keep one process: `guardrail audit` (a file of answers), `guardrail serve`
+(HTTP) or `Guardrail().batch(...)` in Python.
 
 long answers: --response-file PATH, or --response-file - (or --response -) to read stdin."""
 
