@@ -216,9 +216,11 @@ def is_json(content_type: str | None) -> bool:
 
 
 async def require_json(request: Request) -> None:
-    """A POST body must be sent as JSON: else a one-line 415 (before any body validation)."""
+    """A POST body must be sent as JSON: else a one-line 415 (before any body validation).
+
+    No body at all stays the 422 naming the missing body (there is no content to label)."""
     content_type = request.headers.get("content-type")
-    if not is_json(content_type):
+    if not is_json(content_type) and await request.body():
         got = f"got {content_type}" if content_type else "no content-type was sent"
         raise FieldError(["header", "content-type"], f"{JSON_ONLY} ({got})", "unsupported_media")
 

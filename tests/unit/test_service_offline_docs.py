@@ -67,6 +67,11 @@ def test_missing_or_other_content_type_is_a_415(client: TestClient) -> None:
         one_line_415(r)
 
 
+def test_no_body_at_all_is_still_the_422_naming_the_body(client: TestClient) -> None:
+    r = client.post("/v1/check")
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"], r.text
+
+
 def test_json_content_types_still_work(client: TestClient) -> None:
     for ct in ("application/json", "application/json; charset=utf-8", "application/ld+json"):
         r = client.post("/v1/check", content=CHECK.encode(), headers={"content-type": ct})
