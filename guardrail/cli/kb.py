@@ -3,6 +3,7 @@
 ::
 
     guardrail kb import people.json --db kb.sqlite     # JSON, CSV or YAML; one transaction
+                                                       # (a bad key or entity: exit 2, none)
     guardrail kb show "John Smith" --db kb.sqlite      # name, alias or close spelling
 """
 
@@ -38,7 +39,10 @@ def register(sub: Any) -> None:
 def run_import(args: argparse.Namespace) -> int:
     from guardrail.knowledge import SQLiteKnowledgeBase, load_entities
 
-    entities = load_entities(args.file)
+    try:
+        entities = load_entities(args.file)  # every entity validated before the database opens
+    except KnowledgeBaseError as exc:
+        raise KnowledgeBaseError(f"{exc}; nothing was imported into {args.db}") from exc
     kb = SQLiteKnowledgeBase(args.db, create=True)
     count = kb.import_entities(entities, replace=args.replace)
     sys.stdout.write(f"imported {count} entities into {args.db} ({kb.count()} in total)\n")

@@ -23,7 +23,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
+
+from guardrail.errors import KnowledgeBaseError
+from guardrail.inputs import StrictModel
 
 #: Minimum rapidfuzz score (0–100) for a fuzzy name match.
 FUZZY_NAME_SCORE = 88.0
@@ -39,8 +42,9 @@ def attribute_key(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", name.strip()).casefold()
 
 
-class AttributeValue(BaseModel):
-    """One attribute value with how sure the record is and where it came from."""
+class AttributeValue(StrictModel):
+    """One attribute value with how sure the record is and where it came from (an unknown key,
+    such as ``"confidance"``, is an error naming the nearest valid one)."""
 
     value: str
     """The value as text (numbers and dates are stored as written)."""
@@ -57,8 +61,11 @@ class AttributeValue(BaseModel):
         return str(value) if isinstance(value, int | float) else value
 
 
-class Entity(BaseModel):
-    """A knowledge-base entity."""
+class Entity(StrictModel):
+    """A knowledge-base entity (an unknown key, such as ``"atributes"``, is an error naming the
+    nearest valid one). The loaders and the SQLite import also require at least one attribute:
+    an entity with none gives the fact check nothing to compare (see :func:`require_attributes`).
+    """
 
     id: str
     """Stable identifier (``"E42"``)."""
@@ -99,6 +106,16 @@ class Entity(BaseModel):
     def names(self) -> list[str]:
         """The canonical name followed by the aliases."""
         return [self.name, *self.aliases]
+
+
+def require_attributes(entity: Entity, where: str) -> None:
+    """``KnowledgeBaseError`` when ``entity`` has no attributes (``where`` names the file and
+    the entity: ``kb.json: entity #2 ('John Smith')``)."""
+    if not entity.attributes:
+        raise KnowledgeBaseError(
+            f"{where} has no attributes: give it at least one under "
+            f"'attributes' (an entity without attributes gives the fact check nothing to compare)"
+        )
 
 
 class KnowledgeBase(ABC):

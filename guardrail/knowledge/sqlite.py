@@ -9,7 +9,9 @@ Schema (``SCHEMA_VERSION`` 1)::
 The database runs in WAL mode, so readers never block each other or a writer. Every call opens
 its own connection (cheap for SQLite), so one :class:`SQLiteKnowledgeBase` is safe to share
 between threads. :meth:`SQLiteKnowledgeBase.import_entities` writes in ONE transaction: if any
-row fails, nothing is imported.
+row fails, nothing is imported. An entity without attributes is refused (it would check
+nothing), and so is a database whose tables have columns this schema does not know when it is
+read as an import source (:meth:`SQLiteKnowledgeBase.check_columns`).
 
 Example::
 
@@ -27,7 +29,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from guardrail.errors import KnowledgeBaseError
-from guardrail.knowledge.base import AttributeValue, Entity, KnowledgeBase, normalise_key
+from guardrail.inputs import unknown_key_message
+from guardrail.knowledge.base import (
+    AttributeValue,
+    Entity,
+    KnowledgeBase,
+    normalise_key,
+    require_attributes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +68,13 @@ CREATE TABLE IF NOT EXISTS attributes (
     PRIMARY KEY (entity_id, name)
 );
 """
+
+#: The columns of each table in ``_SCHEMA``.
+COLUMNS: dict[str, frozenset[str]] = {
+    "entities": frozenset({"id", "name", "name_norm", "type"}),
+    "aliases": frozenset({"entity_id", "alias", "alias_norm"}),
+    "attributes": frozenset({"entity_id", "name", "value", "confidence", "source"}),
+}
 
 
 class SQLiteKnowledgeBase(KnowledgeBase):
@@ -123,8 +139,8 @@ class SQLiteKnowledgeBase(KnowledgeBase):
 
         Existing entities with the same id are updated: name and type replaced, aliases added,
         attributes upserted. With ``replace=True`` the whole knowledge base is replaced. If any
-        entity fails (constraint, bad value), the transaction is rolled back and a
-        :class:`~guardrail.errors.KnowledgeBaseError` names it: nothing is imported.
+        entity fails (constraint, bad value, no attributes), the transaction is rolled back and
+        a :class:`~guardrail.errors.KnowledgeBaseError` names it: nothing is imported.
         """
         count = 0
         with self._connect() as conn:
@@ -134,6 +150,11 @@ class SQLiteKnowledgeBase(KnowledgeBase):
                 if replace:
                     conn.execute("DELETE FROM entities")
                 for current in entities:
+                    if not current.attributes:
+                        raise ValueError(
+                            "the entity has no attributes: give it at least one (an entity "
+                            "without attributes gives the fact check nothing to compare)"
+                        )
                     _write_entity(conn, current)
                     count += 1
                 conn.execute("COMMIT")
@@ -183,6 +204,19 @@ class SQLiteKnowledgeBase(KnowledgeBase):
                 "SELECT id, name, 0 FROM entities UNION ALL SELECT entity_id, alias, 1 FROM aliases"
             ).fetchall()
         return [(str(r[0]), str(r[1]), bool(r[2])) for r in rows]
+
+    def check_columns(self) -> None:
+        """``KnowledgeBaseError`` naming a table column this schema does not know (with the
+        nearest known one), or an entity without attributes: run before importing from this
+        file, so nothing in it is silently left behind."""
+        with self._connect() as conn:
+            for table, known in COLUMNS.items():
+                for row in conn.execute(f"PRAGMA table_info({table})"):
+                    if str(row[1]) not in known:
+                        message = unknown_key_message(row[1], known, what="column")
+                        raise KnowledgeBaseError(f"{self.path}: table {table!r}: {message}")
+        for entity in self.entities():
+            require_attributes(entity, f"{self.path}: entity {entity.id!r} ({entity.name!r})")
 
     def count(self) -> int:
         """Number of entities."""

@@ -41,7 +41,7 @@ KB_JSON = {
             "aliases": ["Sarah"],
             "attributes": {"email": "s@x.com"},
         },
-        {"id": "E44", "name": "John Doe", "aliases": ["John"], "attributes": {}},
+        {"id": "E44", "name": "John Doe", "aliases": ["John"], "attributes": {"team": "Ops"}},
     ]
 }
 
@@ -112,7 +112,7 @@ def test_attribute_and_render_facts(sqlite_kb: SQLiteKnowledgeBase) -> None:
     facts = sqlite_kb.render_facts(["John Smith"])
     assert "John Smith's email is john.smith@company.com." in facts
     assert "John Smith's join date is 2020." in facts
-    assert len(sqlite_kb.render_facts(None)) == 4
+    assert len(sqlite_kb.render_facts(None)) == 5
 
 
 def test_sqlite_schema_wal_and_indexes(sqlite_kb: SQLiteKnowledgeBase) -> None:
@@ -193,7 +193,8 @@ def test_concurrent_readers_and_a_writer(sqlite_kb: SQLiteKnowledgeBase) -> None
     def write() -> None:
         try:
             for i in range(10):
-                sqlite_kb.import_entities([Entity(id=f"W{i}", name=f"Writer {i}")])
+                writer = Entity(id=f"W{i}", name=f"Writer {i}", attributes={"role": "writer"})
+                sqlite_kb.import_entities([writer])
         except BaseException as exc:
             errors.append(exc)
 
