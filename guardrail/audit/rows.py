@@ -8,7 +8,9 @@ row without a string ``response``, passages of the wrong type, a duplicated key 
 Rows carry the :class:`~guardrail.inputs.GuardInput` fields (``query``, ``response``,
 ``passages``, ``dialogue``, ``session_id``, ``turn_id``, ``knowledge_base``); the common log
 spellings ``question``/``input``, ``answer``/``output`` and ``contexts``/``documents`` are
-accepted too. An optional ``id`` names the row.
+accepted too. An optional ``id`` names the row. Any other key or column (``"pasages"``) makes
+the row an error naming it and the nearest valid name, as do two spellings of one field with
+different values (``query`` and ``question``): a dropped key would be evidence never checked.
 
 Row keys are deterministic, so a resumed run knows what is done: the row's ``id`` when it has
 one, else ``session/turn`` when both are present, else the 1-based row number and a hash of the
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.errors import InputError, MissingDependencyError
+from guardrail.inputs import unknown_key_message
 
 #: The GuardInput fields an audit row may carry.
 FIELDS = ("query", "response", "passages", "dialogue", "session_id", "turn_id", "knowledge_base")
@@ -42,6 +45,12 @@ ALIASES: dict[str, str] = {
     "thread_id": "session_id",
     "conversation_id": "session_id",
 }
+
+#: Every key a row may have: the fields, their log spellings and the row ``id``.
+ROW_KEYS = frozenset({*FIELDS, *ALIASES, "id"})
+
+#: The index pandas writes into a Parquet file as a column: bookkeeping, not row data.
+PANDAS_INDEX_PREFIX = "__index_level_"
 
 #: Longest raw row text kept in an error record.
 ERROR_ROW_CHARS = 2000
@@ -105,14 +114,31 @@ def content_hash(payload: str) -> str:
 
 
 def normalise(record: dict[str, Any]) -> dict[str, Any]:
-    """Map log spellings onto GuardInput fields; keep only those fields (and ``id``)."""
+    """Map log spellings onto GuardInput fields (and ``id``).
+
+    Raises:
+        InputError: a key that is neither a field, a known spelling nor ``id`` (naming the
+            nearest valid one), or two spellings of one field both holding a value.
+    """
+    spelled: dict[str, str] = {}
     out: dict[str, Any] = {}
     for name, value in record.items():
+        if isinstance(name, str) and name.startswith(PANDAS_INDEX_PREFIX):
+            continue
+        if name not in ROW_KEYS:
+            raise InputError(unknown_key_message(name, ROW_KEYS, what="column"))
         field = ALIASES.get(name, name)
-        if field in FIELDS and (field not in out or name == field):
-            out[field] = value
-    if "id" in record and record["id"] is not None:
-        out["id"] = record["id"]
+        if field in out:
+            if value is None:  # a Parquet file has every column in every row, often null
+                continue
+            if out[field] is not None:
+                raise InputError(
+                    f"the row has both {spelled[field]!r} and {name!r} for {field!r}; keep one"
+                )
+        spelled[field] = name
+        out[field] = value
+    if out.get("id") is None:
+        out.pop("id", None)
     return out
 
 

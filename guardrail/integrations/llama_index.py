@@ -5,7 +5,11 @@
   — ``passing`` (the recommendation lets the answer through), ``score`` (the confidence),
   ``feedback`` (verdict, action and why) and the full :class:`GuardReport` in ``report``.
   With a ``Response``, each source node's score is the passage's retrieval score, so the
-  adaptive threshold T(rs) sees how confident retrieval was.
+  adaptive threshold T(rs) sees how confident retrieval was. A keyword argument it does not
+  take (``context=`` for ``contexts=``) raises :class:`~guardrail.errors.InputError` naming the
+  nearest one, rather than being dropped (the answer would be checked without its evidence);
+  the other evaluators' ``reference`` and ``sleep_time_in_seconds``, which a
+  ``BatchEvalRunner`` hands to every evaluator, are accepted and not used.
 - :class:`GuardedQueryEngine` wraps any query engine: each response is checked against its own
   source nodes and the recommendation is applied as :func:`chains.middleware.with_guardrail`
   does (deliver the original / annotated / corrected text, or ``on_fail``); the report is in
@@ -28,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from guardrail.errors import GuardrailError, GuardrailRejected, MissingDependencyError
-from guardrail.inputs import Passage
+from guardrail.errors import GuardrailError, GuardrailRejected, InputError, MissingDependencyError
+from guardrail.inputs import Passage, unknown_key_message
 from guardrail.report import Action, GuardReport
 
 try:
@@ -55,6 +59,10 @@ DELIVERABLE = frozenset({Action.ACCEPT, Action.ACCEPT_WITH_FLAGS, Action.CORRECT
 ON_FAIL = ("raise", "corrected", "annotated", "report")
 REPORT_KEY = "guardrail_report"
 
+#: Keyword arguments of other LlamaIndex evaluators that ``BatchEvalRunner`` passes to every
+#: evaluator of a run: accepted by :class:`GuardrailEvaluator` and not used.
+SHARED_EVAL_KWARGS = frozenset({"reference", "sleep_time_in_seconds"})
+
 #: The QA prompt :class:`ExtractiveLLM` reads (LlamaIndex's variables, our grounded format).
 EXTRACTIVE_QA_TEMPLATE = PromptTemplate("Context:\n{context_str}\n\nQuestion: {query_str}")
 
@@ -75,6 +83,20 @@ def node_passages(nodes: Sequence[NodeWithScore]) -> list[Passage]:
         source = meta.get("file_name") or meta.get("file_path") or n.node.node_id
         passages.append(Passage(text=n.node.get_content(), score=n.score, source=str(source)))
     return passages
+
+
+def check_kwargs(kwargs: dict[str, Any], taken: tuple[str, ...]) -> None:
+    """``InputError`` naming a keyword argument the evaluator does not take (and the nearest
+    one it does); :data:`SHARED_EVAL_KWARGS` pass."""
+    valid = {*taken, *SHARED_EVAL_KWARGS}
+    for key in kwargs:
+        if key not in valid:
+            raise InputError(unknown_key_message(key, valid, what="argument"))
+
+
+def context_passages(contexts: Sequence[Any] | None) -> list[Passage]:
+    """``contexts`` as passages: strings, or passage dicts / Documents (typed errors)."""
+    return [Passage.coerce(c) for c in contexts or []]
 
 
 def feedback_text(report: GuardReport) -> str:
@@ -166,8 +188,13 @@ class GuardrailEvaluator(BaseEvaluator):
         contexts: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> GuardrailEvaluationResult:
-        """Check ``response`` against ``contexts`` (no retrieval scores)."""
-        passages = [Passage(text=c) for c in contexts or []]
+        """Check ``response`` against ``contexts`` (no retrieval scores).
+
+        Raises:
+            InputError: a keyword argument this evaluator does not take (see the module doc).
+        """
+        check_kwargs(kwargs, ("query", "response", "contexts"))
+        passages = context_passages(contexts)
         return self._result(query, response, passages, self._check(query, response, passages))
 
     async def aevaluate(
@@ -178,7 +205,8 @@ class GuardrailEvaluator(BaseEvaluator):
         **kwargs: Any,
     ) -> GuardrailEvaluationResult:
         """Async :meth:`evaluate`."""
-        passages = [Passage(text=c) for c in contexts or []]
+        check_kwargs(kwargs, ("query", "response", "contexts"))
+        passages = context_passages(contexts)
         return self._result(
             query, response, passages, await self._acheck(query, response, passages)
         )
@@ -187,6 +215,7 @@ class GuardrailEvaluator(BaseEvaluator):
         self, query: str | None = None, response: Response | None = None, **kwargs: Any
     ) -> GuardrailEvaluationResult:
         """Check a query engine's ``Response`` against its source nodes (with their scores)."""
+        check_kwargs(kwargs, ("query", "response"))
         text = response.response if response is not None else None
         passages = node_passages(response.source_nodes) if response is not None else []
         return self._result(query, text, passages, self._check(query, text, passages))
@@ -195,6 +224,7 @@ class GuardrailEvaluator(BaseEvaluator):
         self, query: str | None = None, response: Response | None = None, **kwargs: Any
     ) -> GuardrailEvaluationResult:
         """Async :meth:`evaluate_response`."""
+        check_kwargs(kwargs, ("query", "response"))
         text = response.response if response is not None else None
         passages = node_passages(response.source_nodes) if response is not None else []
         return self._result(query, text, passages, await self._acheck(query, text, passages))

@@ -1,4 +1,9 @@
-"""Request and response bodies of the HTTP API (the OpenAPI schema is built from these)."""
+"""Request and response bodies of the HTTP API (the OpenAPI schema is built from these).
+
+Request bodies are strict, as :class:`~guardrail.inputs.GuardInput` is in Python: an unknown key
+anywhere (``pasages``, a passage's ``txt``) is a 422 whose ``loc`` ends in the key and whose
+``msg`` names the nearest valid one (``unknown input key 'pasages' (did you mean 'passages'?)``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from guardrail.config import AdaptiveThreshold, HandlingThresholds
-from guardrail.inputs import GuardInput
+from guardrail.inputs import GuardInput, StrictModel
 from guardrail.report import GuardReport
 from guardrail.store.sqlite import ReportSummary
 
@@ -35,7 +40,7 @@ class CheckRequest(GuardInput):
         return value
 
 
-class BatchRequest(BaseModel):
+class BatchRequest(StrictModel):
     """Several answers checked in one request (at most ``service.max_batch``)."""
 
     model_config = ConfigDict(extra="forbid")
