@@ -76,6 +76,18 @@ class Checked:
     check could not run)."""
     annotated: bool = True
     """Whether the correction stage produced the corrected and annotated text."""
+    original: str = ""
+    corrected: str | None = None
+    """The text after repairs and removals (``None``: the correction stage did not run)."""
+
+    def kept_text_share(self) -> float | None:
+        """Share of the original's non-space characters left after the removals (``None``:
+        nothing was removed)."""
+        if not any(x.type is CorrectionType.REMOVAL for x in self.corrections):
+            return None
+        before = len("".join(self.original.split()))
+        after = len("".join((self.corrected or "").split()))
+        return after / before if before else 0.0
 
 
 def _problem_item(p: Problem, details: list[str]) -> str:
@@ -220,9 +232,17 @@ def _choose(
             reasons.append(
                 f"{len(unfixed)} confident problem(s) could be neither repaired nor removed"
             )
+        text_kept = c.kept_text_share()
         if removed and kept is not None and kept < min_kept_share:
             reasons.append(
                 f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
+                f"(< min_kept_share {min_kept_share:.0%})"
+            )
+        elif text_kept is not None and (
+            text_kept == 0.0 or (kept is None and text_kept < min_kept_share)
+        ):
+            reasons.append(
+                f"the removals would leave {text_kept:.0%} of the answer's text "
                 f"(< min_kept_share {min_kept_share:.0%})"
             )
         qud = c.delivered_qud
