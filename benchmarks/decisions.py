@@ -337,7 +337,8 @@ def code_version() -> dict[str, Any]:
     for path in sorted(package.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".onnx":
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    info: dict[str, Any] = {"package": str(package), "source_sha256": digest.hexdigest()[:16]}
+    # the package name, not its path: results files carry nothing machine-specific
+    info: dict[str, Any] = {"package": package.name, "source_sha256": digest.hexdigest()[:16]}
     commit = os.environ.get("GUARDRAIL_CODE_COMMIT")
     if commit:
         info.update(commit=commit, dirty=False, commit_from="GUARDRAIL_CODE_COMMIT")
