@@ -242,7 +242,9 @@ def judge_claims(
             flags += temporal
         entailments.append(entailment)
     for i, c in enumerate(claims):
-        if config.entity_check and c.status is not ClaimStatus.SUPPORTED and evidence.known_texts:
+        judged = c.status in (ClaimStatus.UNSUPPORTED, ClaimStatus.CONTRADICTED)
+        if config.entity_check and judged and evidence.known_texts:
+            # an unverified claim was never read against evidence: not "fabricated"
             taken = [f.span for f in flags if f.claim_index == i and f.span != c.span]
             flags += build.nonexistent_entity_flags(
                 response, c, i, evidence.known_texts, taken, nlp if c.language == "en" else None

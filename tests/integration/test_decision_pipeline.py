@@ -194,3 +194,41 @@ def test_retrieval_score_is_computed_in_the_library(guard: Guardrail) -> None:
     assert weakest.verdict.threshold == pytest.approx(
         guard.config.hallucination.threshold.threshold(r.verdict.retrieval_score), abs=1e-6
     )
+
+
+def test_seed_001_invented_sentence_beside_supported_ones_is_removed_or_flagged(
+    guard: Guardrail,
+) -> None:
+    """Issue 28's must-hold: the supported sentences are delivered, the invented one is not
+    shown unmarked."""
+    supported = "AlphaCodium is an iterative method for improving LLM code generation."
+    invented = "It was acquired by Google in 2024."
+    r = guard.invoke(
+        {
+            "query": "What is AlphaCodium?",
+            "response": f"{supported} {invented}",
+            "passages": [ALPHA],
+        }
+    )
+    assert r.action in (Action.CORRECT_AND_DELIVER, Action.ACCEPT_WITH_FLAGS), r.decision
+    delivered = r.delivered_text or ""
+    assert delivered.startswith(supported)
+    assert invented not in delivered or f"{invented.rstrip('.')} [" in delivered
+    assert r.claims[0].outcome is ClaimOutcome.SUPPORTED
+    assert r.claims[1].outcome in (ClaimOutcome.REMOVED, ClaimOutcome.UNCERTAIN)
+
+
+def test_evidence_the_verifier_cannot_read_makes_the_answer_unverified(guard: Guardrail) -> None:
+    """Issue 27: an English answer against Chinese passages is UNVERIFIED, not fabricated."""
+    r = guard.invoke(
+        {
+            "query": "When is the meeting with John?",
+            "response": "The meeting with John is at 2pm on Monday.",
+            "passages": [{"text": "与约翰的会议定于周一下午两点在四楼会议室举行。"}],
+        }
+    )
+    assert r.verdict.label is VerdictLabel.UNVERIFIED
+    assert r.action is Action.HUMAN_REVIEW and r.delivered_text is None
+    assert r.hallucination_flags == []
+    assert all(c.status is ClaimStatus.UNVERIFIED for c in r.claims)
+    assert "'zh'" in (r.claims[0].reason or "")
