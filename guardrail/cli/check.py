@@ -10,7 +10,7 @@ from typing import Any
 
 from guardrail.errors import InputError
 from guardrail.inputs import DialogueState, check_keys, read_passage_rows
-from guardrail.report import GuardReport
+from guardrail.report import Correction, CorrectionType, GuardReport
 
 #: ``guardrail check --help`` epilog: where the time of one check goes (measured; see README).
 TIMING_EPILOG = """\
@@ -133,8 +133,54 @@ def band_override(report: GuardReport) -> str | None:
     return f"{why}: {reason}" if reason else why
 
 
+def _short(text: str, width: int = 72) -> str:
+    """``text`` on one line, cut to ``width`` characters (``…`` marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def delivered_line(report: GuardReport) -> str:
+    """``delivered:`` and the text the user is shown, or that nothing is shown and why."""
+    text = report.delivered_text
+    if text is None:
+        return f"delivered:  nothing delivered ({report.recommendation.action})"
+    return f"delivered:  {text}" if text.strip() else "delivered:  (nothing left)"
+
+
+def claim_lines(report: GuardReport) -> list[str]:
+    """One row per claim: its outcome, ``p_supported`` and its text (shortened)."""
+    if not report.claims:
+        return []
+    lines = ["claims:     outcome          p_supp  claim"]
+    for claim in report.claims:
+        outcome = claim.outcome.value if claim.outcome is not None else "-"
+        p = f"{claim.p_supported:.3f}" if claim.p_supported is not None else "    -"
+        where = f"  [{claim.span.start}:{claim.span.end}]".ljust(12)
+        lines.append(f"{where}{outcome:<16} {p:>6}  {_short(claim.text)}")
+    return lines
+
+
+def correction_line(c: Correction) -> str:
+    """A removal with its span and reason, a repair as old → new with its source, a spelling
+    or grammar edit, or an annotation with its note."""
+    where = f"[{c.span.start}:{c.span.end}]"
+    old = _short(c.original.strip())
+    if c.type is CorrectionType.REMOVAL:
+        reason = (c.message or "").removeprefix("removed: ").strip() or "no reason given"
+        return f"  removed {where} {old!r} — {reason}"
+    if c.type is CorrectionType.ANNOTATION:
+        return f"  annotated {where} {old!r} {c.replacement}"
+    label = "repaired" if c.type is CorrectionType.FACTUAL else c.type.value
+    line = f"  {label} {where} {old!r} → {c.replacement!r}"
+    extra = [c.source] if c.source else []
+    if c.type is CorrectionType.FACTUAL and c.verified is not None:
+        extra.append("re-checked: " + ("supported" if c.verified else "not supported"))
+    return line + (f" ({'; '.join(extra)})" if extra else "")
+
+
 def render_text(report: GuardReport) -> str:
-    """A readable summary: verdict, confidence, action, annotated answer, flags."""
+    """A readable summary: verdict, confidence, action, the answer and what is delivered, each
+    claim's outcome, the removals and repairs with their spans, flags."""
     v = report.verdict
     lines = [
         f"verdict:    {v.label.value}"
@@ -155,22 +201,31 @@ def render_text(report: GuardReport) -> str:
         lines.append(f"guidance:   {rec.guidance}")
     elif rec.action == "human_review":
         lines.append(f"reason:     {rec.reason}")
-    lines.append(f"answer:     {report.annotated}")
+    lines.append(f"answer:     {report.original}")
     if report.corrected != report.original:
         lines.append(f"corrected:  {report.corrected}")
+    lines.append(delivered_line(report))
+    lines += claim_lines(report)
+    edits = sorted(report.corrections, key=lambda c: (c.span.start, c.span.end))
+    if edits:
+        lines.append("corrections:")
+        lines += [correction_line(c) for c in edits]
+    coherence = report.coherence.issues if report.coherence is not None else []
+    facts = report.factual_validation
+    if report.hallucination_flags or coherence or (facts and facts.claim_validations):
+        lines.append("findings:")
     for flag in report.hallucination_flags:
         lines.append(
             f"  flag {flag.type.value} [{flag.span.start}:{flag.span.end}] "
             f"conf {flag.confidence:.2f}: {flag.content!r}"
             + (f" — {flag.explanation}" if flag.explanation else "")
         )
-    if report.coherence is not None:
-        for issue in report.coherence.issues:
-            lines.append(
-                f"  coherence {issue.type} (severity {issue.severity:.2f}): {issue.description}"
-            )
-    if report.factual_validation is not None:
-        for val in report.factual_validation.claim_validations:
+    for issue in coherence:
+        lines.append(
+            f"  coherence {issue.type} (severity {issue.severity:.2f}): {issue.description}"
+        )
+    if facts is not None:
+        for val in facts.claim_validations:
             extra = f" (KB: {val.kb_value})" if val.kb_value else ""
             extra += f" (turn {val.turn_id}: {val.turn_text!r})" if val.turn_text else ""
             lines.append(f"  fact {val.status.value}: {val.claim.text!r}{extra}")

@@ -88,3 +88,43 @@ def test_check_text_format_and_bad_input(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "verdict:" in out.stdout and "confidence:" in out.stdout and "action:" in out.stdout
+
+
+ALPHA_QUERY = "Who created AlphaCodium?"
+ALPHA_RESPONSE = (
+    "AlphaCodium was created by CodiumAI. It is a code generation method. "
+    "It was acquired by Google in 2024."
+)
+ALPHA_PASSAGE = (
+    "AlphaCodium is a code generation method developed by CodiumAI. It uses a test-based, "
+    "multi-stage flow to improve code generation by large language models."
+)
+
+
+def test_check_text_lists_claim_outcomes_the_removal_and_the_delivered_text() -> None:
+    """Seed 001's AlphaCodium answer: the invented sentence is listed as removed with its span
+    and reason, each claim with its outcome, and ``delivered:`` is the text without it."""
+    args = ("check", "-q", ALPHA_QUERY, "-r", ALPHA_RESPONSE, "-p", ALPHA_PASSAGE)
+    out = run_cli(*args)
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    report = json.loads(run_cli(*args, "--format", "json").stdout)
+    assert report["recommendation"]["action"] == "correct_and_deliver", report["decision"]
+    kept = "AlphaCodium was created by CodiumAI. It is a code generation method."
+    assert f"delivered:  {kept}" in lines
+    assert f"answer:     {ALPHA_RESPONSE}" in lines
+    removals = [c for c in report["corrections"] if c["type"] == "removal"]
+    assert [(c["span"]["start"], c["span"]["end"]) for c in removals] == [(68, 103)]
+    reason = removals[0]["message"].removeprefix("removed: ")
+    assert "fabricated fact" in reason and "nonexistent entity" in reason
+    assert f"removed [68:103] 'It was acquired by Google in 2024.' — {reason}" in lines
+    # one row per claim: span, outcome, p_supported, text
+    rows = [line.split(None, 3) for line in lines if line.startswith("[")]
+    assert [(r[1], r[3]) for r in rows] == [
+        ("supported", "AlphaCodium was created by CodiumAI."),
+        ("supported", "It is a code generation method."),
+        ("removed", "It was acquired by Google in 2024."),
+    ]
+    assert [float(r[2]) for r in rows] == [
+        round(c["p_supported"], 3) for c in report["claims"]
+    ]  # fmt: skip

@@ -3,8 +3,12 @@
 Drives ``/usr/bin/chromium`` through ``/usr/bin/chromedriver`` (Debian's ``chromium`` and
 ``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits seed 001's
 AlphaCodium example and checks the verdict stamp, the highlighted spans with their reasons, the
-recommendation band and the threshold panel; saves a screenshot (to ``$GUARDRAIL_SCREENSHOT``
-when set — that is how ``docs/verify_page.png`` is made — else into the test's tmp dir). Also:
+recommendation band and the threshold panel. The delivered view shows what the report says
+(issue 28 item 3): on the AlphaCodium answer with one invented sentence, that sentence struck
+through (``<del>``) and the supported ones plain, each claim's outcome listed, a repair as
+old → new, hostile answer text never parsed as HTML; that check saves a screenshot (to
+``$GUARDRAIL_SCREENSHOT`` when set — that is how ``docs/verify_page.png`` is made — else into
+the test's tmp dir). Also:
 the note when the decision overrides the confidence band, T(rs) drawn at the retrieval score the
 check used (none: the strict end, not an invented 0.50), an error clearing the old result, and
 ``/docs`` / ``/redoc`` rendering the API operations with the network off
@@ -39,6 +43,16 @@ KB_REPAIRED = {
     "response": "John Smith's email is john.s@company.org.",
     "knowledge_base": KB,
 }
+#: Seed 001's AlphaCodium answer: two supported sentences and an invented one (removed).
+ALPHA = {
+    "query": "Who created AlphaCodium?",
+    "response": "AlphaCodium was created by CodiumAI. It is a code generation method. "
+    "It was acquired by Google in 2024.",
+    "passage": "AlphaCodium is a code generation method developed by CodiumAI. It uses a "
+    "test-based, multi-stage flow to improve code generation by large language models.",
+}
+SUPPORTED = ["AlphaCodium was created by CodiumAI.", "It is a code generation method."]
+INVENTED = "It was acquired by Google in 2024."
 
 
 @pytest.fixture(scope="module")
@@ -158,11 +172,123 @@ def test_verify_page_shows_why_the_answer_fails(server: str, browser: Any, tmp_p
         "s.dispatchEvent(new Event('input'));"
     )
 
+    # Nothing is delivered: the delivered view says so, and the claims are listed.
+    action = report["recommendation"]["action"]
+    assert by_id(browser, "delivered-text").text == f"nothing delivered ({action})"
+    assert "withheld" in by_id(browser, "delivered").get_attribute("class")
+    assert by_id(browser, "delivered-status").text.startswith("(nothing delivered")
+    assert outcomes(browser) == [c["outcome"] for c in report["claims"]]
+    assert browser.save_screenshot(str(tmp_path / "regenerate.png"))
+
+
+def outcomes(browser: Any) -> list[str]:
+    """The outcome of each row of the page's claim list."""
+    from selenium.webdriver.common.by import By
+
+    rows = browser.find_elements(By.CSS_SELECTOR, "#claims tbody tr")
+    return [r.get_attribute("data-outcome") for r in rows]
+
+
+def kept_text(browser: Any) -> str:
+    """The delivered view's text without what it strikes through (``del``)."""
+    return str(
+        browser.execute_script(
+            "const n = document.getElementById('delivered').cloneNode(true);"
+            "n.querySelectorAll('del').forEach((d) => d.remove()); return n.textContent;"
+        )
+    )
+
+
+def test_the_page_strikes_through_the_removed_sentence_and_lists_each_claim(
+    server: str, browser: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/#/verify")
+    wait(browser, lambda d: by_id(d, "check-button").is_enabled(), timeout=30)
+    submit(browser, ALPHA["response"], ALPHA["passage"], query=ALPHA["query"])
+    assert by_id(browser, "error").text == ""
+    report = json.loads(browser.execute_script("return JSON.stringify(state.report)"))
+    assert report["recommendation"]["action"] == "correct_and_deliver", report["decision"]
+    delivered = by_id(browser, "delivered")
+    struck = delivered.find_elements(By.CSS_SELECTOR, "del")
+    assert [d.text.strip() for d in struck] == [INVENTED]
+    assert "removed" in struck[0].get_attribute("class")
+    removal = next(c for c in report["corrections"] if c["type"] == "removal")
+    assert struck[0].get_attribute("title").startswith(removal["message"])
+    # The supported sentences are shown, plain: not struck, not highlighted.
+    for sentence in SUPPORTED:
+        assert sentence in delivered.text
+        for node in delivered.find_elements(By.CSS_SELECTOR, "del, mark, ins"):
+            assert sentence not in node.text
+    assert kept_text(browser) == report["annotated"] == " ".join(SUPPORTED)
+    assert by_id(browser, "delivered-text").text == " ".join(SUPPORTED)
+    assert "correct and deliver" in by_id(browser, "delivered-status").text
+    assert "withheld" not in delivered.get_attribute("class")
+    # The claim list: each claim with its outcome and p(supported); the legend.
+    assert outcomes(browser) == ["supported", "supported", "removed"]
+    cells = [
+        [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        for row in browser.find_elements(By.CSS_SELECTOR, "#claims tbody tr")
+    ]
+    assert [c[2] for c in cells] == [*SUPPORTED, INVENTED]
+    assert [c[1] for c in cells] == [f"{c['p_supported']:.3f}" for c in report["claims"]]
+    assert cells[2][3] == removal["message"]
+    legend = by_id(browser, "legend")
+    assert legend.find_elements(By.CSS_SELECTOR, "del.removed")
+    assert legend.find_elements(By.CSS_SELECTOR, "mark.outcome-uncertain")
+    assert legend.find_elements(By.CSS_SELECTOR, ".repair ins.new")
+
     target = Path(os.environ.get("GUARDRAIL_SCREENSHOT") or tmp_path / "verify_page.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(target))
     assert target.stat().st_size > 10_000
     print(f"screenshot: {target}")
+
+
+def test_uncertain_claims_are_highlighted_with_their_note(server: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/#/verify")
+    wait(browser, lambda d: by_id(d, "check-button").is_enabled(), timeout=30)
+    submit(
+        browser,
+        "The meeting is at 2pm on Monday. The whole team will attend it.",
+        "The meeting with John is at 2pm on Monday in room 4B. John invited the team.",
+        query="When is the meeting?",
+    )
+    report = json.loads(browser.execute_script("return JSON.stringify(state.report)"))
+    flagged = [c for c in report["claims"] if c["outcome"] in ("uncertain", "unverified")]
+    if not flagged:
+        pytest.skip(f"this build's verifier supports every claim here: {report['claims']}")
+    marks = by_id(browser, "delivered").find_elements(By.CSS_SELECTOR, "mark.outcome")
+    marked = "".join(m.text for m in marks)
+    for c in flagged:
+        assert c["text"].rstrip(".") in marked
+    notes = [n.text for n in by_id(browser, "delivered").find_elements(By.CSS_SELECTOR, ".note")]
+    assert "[uncertain: not confirmed by the sources]" in notes
+    assert "The meeting is at 2pm on Monday." not in marked  # the supported claim stays plain
+    if report["recommendation"]["action"] in ("accept_with_flags", "correct_and_deliver"):
+        assert kept_text(browser) == report["annotated"]
+    assert outcomes(browser) == [c["outcome"] for c in report["claims"]]
+
+
+def test_hostile_answer_text_is_shown_as_text(server: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/#/verify")
+    wait(browser, lambda d: by_id(d, "check-button").is_enabled(), timeout=30)
+    hostile = (
+        "AlphaCodium was created by <b>CodiumAI</b>. It was acquired by <img src=x "
+        'onerror="window.pwned=1">Google in 2024.'
+    )
+    submit(browser, hostile, ALPHA["passage"], query=ALPHA["query"])
+    assert by_id(browser, "result").get_attribute("data-state") == "done"
+    result = by_id(browser, "result")
+    assert not result.find_elements(By.CSS_SELECTOR, "img, b, script")
+    assert browser.execute_script("return window.pwned") is None
+    assert "<b>CodiumAI</b>" in by_id(browser, "answer").text
+    assert "<b>CodiumAI</b>" in by_id(browser, "claims").text
 
 
 def test_explore_lists_and_opens_stored_reports(server: str, browser: Any) -> None:
@@ -199,9 +325,11 @@ def test_explore_lists_and_opens_stored_reports(server: str, browser: Any) -> No
     assert by_id(browser, "response").get_attribute("value") == REQUEST["response"]
 
 
-def submit(browser: Any, response: str, passages: str = "", score: str = "") -> None:
+def submit(
+    browser: Any, response: str, passages: str = "", score: str = "", query: str = ""
+) -> None:
     """Fill the Verify form, submit it and wait until this check is rendered (done or error)."""
-    for element_id, value in (("query", ""), ("response", response), ("passages", passages),
+    for element_id, value in (("query", query), ("response", response), ("passages", passages),
                               ("retrieval-score", score)):  # fmt: skip
         field = by_id(browser, element_id)
         field.clear()
@@ -237,6 +365,13 @@ def test_the_page_says_when_the_decision_overrides_the_band(
     why = report["decision"]["gate"] or report["decision"].get("overrides_band")
     assert "the action is correct and deliver" in note.text and why in note.text
     assert band.replace("_", " ") in by_id(browser, "band-marker").get_attribute("title")
+    # The repair is shown old → new, and the claim's outcome is "repaired".
+    repair = by_id(browser, "delivered").find_element(By.CSS_SELECTOR, ".repair")
+    assert repair.find_element(By.CSS_SELECTOR, "del.old").text == "john.s@company.org"
+    assert repair.find_element(By.CSS_SELECTOR, "ins.new").text == "john.smith@company.com"
+    assert "knowledge base" in repair.get_attribute("title")
+    assert kept_text(browser) == report["annotated"]
+    assert outcomes(browser) == ["repaired"]
     assert browser.save_screenshot(str(tmp_path / "override.png"))
 
 

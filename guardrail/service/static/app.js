@@ -91,9 +91,12 @@ function clearResult(stateName) {
   const result = $("result");
   result.hidden = true;
   result.dataset.state = stateName;
-  for (const id of ["verdict-reason", "action", "action-detail", "band-override", "corrected",
-    "rs-value", "threshold-note"]) $(id).textContent = "";
-  for (const id of ["bands", "answer", "timings", "threshold-plot"]) $(id).replaceChildren();
+  for (const id of ["verdict-reason", "action", "action-detail", "band-override", "delivered-text",
+    "delivered-status", "rs-value", "threshold-note"]) $(id).textContent = "";
+  for (const id of ["bands", "answer", "delivered", "claims", "timings", "threshold-plot"]) {
+    $(id).replaceChildren();
+  }
+  $("delivered").classList.remove("withheld");
   $("band-override").hidden = true;
   $("verdict-stamp").textContent = "–";
   $("verdict-stamp").className = "stamp";
@@ -130,9 +133,8 @@ async function renderReport(report) {
   $("verdict-reason").textContent = verdict.reason || "";
   renderBands(report, t.bands);
   renderText($("answer"), report.original, spansOf(report));
-  $("corrected").textContent = report.corrected === report.original
-    ? "(no correction: same as the answer)"
-    : report.corrected.trim() ? report.corrected : "(nothing left: every claim was removed)";
+  renderDelivered(report);
+  renderClaims($("claims"), report);
   renderTimings(report.stages || [], report.timings_ms || {});
   renderThreshold(t, verdict);
   $("result").dataset.state = "done";
@@ -218,6 +220,151 @@ function renderText(node, text, spans) {
     const cls = flags.length ? `flag ${severity < 0.7 ? "sev-low" : "sev-high"}` : "issue";
     const reasons = covering.map((s) => s.reason).join("\n");
     node.appendChild(el("mark", { class: cls, title: reasons, "data-reasons": reasons }, piece));
+  }
+}
+
+// --- what is delivered: each claim as the report decided it ----------------------------------
+
+const OUTCOME_LABEL = {
+  supported: "supported", uncertain: "uncertain", unverified: "unverified", repaired: "repaired",
+  removed: "removed", not_checkworthy: "not checkworthy", withheld: "withheld",
+};
+const FLAGGED = new Set(["uncertain", "unverified"]);
+
+// The text the user is shown for this action (GuardReport.delivered_text); null: none.
+function deliveredText(report) {
+  const action = report.recommendation.action;
+  if (action === "accept") return report.original;
+  if (action === "accept_with_flags" || action === "correct_and_deliver") return report.annotated;
+  return null;
+}
+
+const WORD = /[\p{L}\p{N}]/u;
+
+// Where the correction stage inserted an annotation for `span` (guardrail/correction/annotate.py):
+// after the word the span ends in, before its closing punctuation.
+function notePosition(chars, span) {
+  let end = Math.min(span.end, chars.length);
+  while (end > 0 && end < chars.length && WORD.test(chars[end - 1]) && WORD.test(chars[end])) end++;
+  while (end > span.start && ".,;:!? ".includes(chars[end - 1])) end--;
+  return end;
+}
+
+const overlaps = (a, b) => a.start < b.end && b.start < a.end;
+const sliceOf = (chars, span) => chars.slice(span.start, span.end).join("");
+
+function editTitle(c) {
+  const parts = [c.message || c.type];
+  if (c.source) parts.push(`source: ${c.source}`);
+  if (c.verified === true) parts.push("re-checked: supported");
+  if (c.verified === false) parts.push("re-checked: not supported");
+  return parts.join(" — ");
+}
+
+// The original answer marked the way the report delivers it: removed text struck through
+// (<del class="removed">), repaired values old → new (<del class="old"><ins class="new">),
+// uncertain / unverified claims highlighted with their note, supported claims plain. Without
+// the <del> elements the text reads exactly as the annotated (delivered) text.
+function renderDelivered(report) {
+  const node = $("delivered");
+  const chars = Array.from(report.original || "");
+  const corrections = (report.corrections || []).filter((c) => c.span && c.span.end >= c.span.start);
+  const edits = [];
+  for (const c of corrections.filter((x) => x.type !== "annotation")
+    .sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end)) {
+    const last = edits[edits.length - 1];
+    if (!last || c.span.start >= last.span.end) edits.push(c);  // the report's never overlap
+  }
+  const notes = corrections.filter((c) => c.type === "annotation")
+    .map((c) => ({ pos: notePosition(chars, c.span), text: c.replacement, title: c.message || "" }))
+    .filter((n) => !edits.some((e) => e.span.start < n.pos && n.pos < e.span.end));
+  const marks = (report.claims || []).filter((c) => c.span && FLAGGED.has(c.outcome));
+  const emitted = new Set();
+  node.replaceChildren();
+  const notesAt = (pos) => {
+    notes.forEach((n, i) => {
+      if (n.pos !== pos || emitted.has(i)) return;
+      emitted.add(i);
+      node.appendChild(document.createTextNode(" "));
+      node.appendChild(el("span", { class: "note", title: n.title }, n.text));
+    });
+  };
+  const plain = (a, b) => {
+    const cuts = new Set([a, b]);
+    for (const m of marks) for (const x of [m.span.start, m.span.end]) if (x > a && x < b) cuts.add(x);
+    for (const n of notes) if (n.pos > a && n.pos < b) cuts.add(n.pos);
+    const points = [...cuts].sort((x, y) => x - y);
+    for (let i = 0; i + 1 < points.length; i++) {
+      const [x, y] = [points[i], points[i + 1]];
+      notesAt(x);
+      const piece = chars.slice(x, y).join("");
+      const claim = marks.find((m) => m.span.start <= x && m.span.end >= y);
+      if (!claim) { node.appendChild(document.createTextNode(piece)); continue; }
+      const p = claim.p_supported == null ? "" : ` (p(supported) ${claim.p_supported.toFixed(2)})`;
+      node.appendChild(el("mark", { class: `outcome outcome-${claim.outcome}`,
+        title: `${OUTCOME_LABEL[claim.outcome]}${p}` + (claim.reason ? `: ${claim.reason}` : "") }, piece));
+    }
+  };
+  let pos = 0;
+  for (const e of edits) {
+    plain(pos, Math.max(pos, e.span.start));
+    notesAt(e.span.start);
+    const old = sliceOf(chars, e.span);
+    if (e.type === "removal") {
+      node.appendChild(el("del", { class: "removed", title: editTitle(e),
+        "data-reason": (e.message || "").replace(/^removed: /, "") }, old));
+    } else {
+      const repair = el("span", { class: `repair repair-${e.type}`, title: editTitle(e) });
+      if (old) repair.appendChild(el("del", { class: "old" }, old));
+      repair.appendChild(el("ins", { class: "new" }, e.replacement));
+      node.appendChild(repair);
+    }
+    pos = Math.max(pos, e.span.end);
+  }
+  plain(pos, chars.length);
+  notesAt(chars.length);
+
+  const action = report.recommendation.action;
+  const text = deliveredText(report);
+  node.classList.toggle("withheld", text === null);
+  $("delivered-status").textContent = text === null
+    ? `(nothing delivered: ${action.replaceAll("_", " ")}; the marks show what the checks found)`
+    : `(what the user is shown: ${action.replaceAll("_", " ")})`;
+  $("delivered-text").textContent = text === null
+    ? `nothing delivered (${action})`
+    : text.trim() ? text : "(nothing left: every claim was removed)";
+}
+
+// One row per claim: its outcome, p(supported), the text, and what was done with it.
+function renderClaims(table, report) {
+  table.replaceChildren();
+  const claims = report.claims || [];
+  if (!claims.length) {
+    table.appendChild(el("caption", { class: "muted" }, "No claims were checked."));
+    return;
+  }
+  const head = el("tr");
+  for (const h of ["outcome", "p(supported)", "claim", "what was done"]) head.appendChild(el("th", {}, h));
+  table.appendChild(el("thead")).appendChild(head);
+  const body = table.appendChild(el("tbody"));
+  for (const c of claims) {
+    const outcome = c.outcome || "none";
+    const tr = el("tr", { "data-outcome": outcome, title: `status: ${c.status}` });
+    const cell = el("td");
+    cell.appendChild(el("span", { class: `outcome-pill outcome-${outcome}` }, OUTCOME_LABEL[outcome] || outcome));
+    tr.appendChild(cell);
+    tr.appendChild(el("td", { class: "num" }, c.p_supported == null ? "–" : c.p_supported.toFixed(3)));
+    tr.appendChild(el("td", {}, c.text));
+    const mine = (report.corrections || []).filter((x) => x.span && overlaps(x.span, c.span));
+    const done = [];
+    for (const x of mine) {
+      if (x.type === "removal") done.push(x.message || "removed");
+      else if (x.type === "annotation") done.push(x.replacement);
+      else done.push(`${x.original} → ${x.replacement}` + (x.source ? ` (${x.source})` : ""));
+    }
+    if (!done.length && c.reason) done.push(c.reason);
+    tr.appendChild(el("td", { class: "muted" }, done.join("; ")));
+    body.appendChild(tr);
   }
 }
 
