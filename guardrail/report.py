@@ -57,7 +57,9 @@ class ClaimStatus(str, Enum):
 
 
 class ClaimOutcome(str, Enum):
-    """What the delivered text does with one claim (see :mod:`guardrail.decision`)."""
+    """What the delivered text does with one claim (see :mod:`guardrail.decision`). When the
+    answer is not delivered (``regenerate`` / ``human_review``) the outcomes say what a delivery
+    would have done with each claim."""
 
     SUPPORTED = "supported"
     """Shown unmarked: the evidence supports it."""
@@ -71,8 +73,6 @@ class ClaimOutcome(str, Enum):
     """Left out of the delivered text (a ``removal`` correction with its span and reason)."""
     NOT_CHECKWORTHY = "not_checkworthy"
     """States no checkable fact; shown unmarked."""
-    WITHHELD = "withheld"
-    """The answer is not delivered (``regenerate`` / ``human_review``)."""
 
 
 class HallucinationType(str, Enum):

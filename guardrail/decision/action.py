@@ -82,8 +82,10 @@ class Checked:
 
     def kept_text_share(self) -> float | None:
         """Share of the original's non-space characters left after the removals (``None``:
-        nothing was removed)."""
-        if not any(x.type is CorrectionType.REMOVAL for x in self.corrections):
+        nothing was removed, or the corrected text is not known)."""
+        if self.corrected is None or not any(
+            x.type is CorrectionType.REMOVAL for x in self.corrections
+        ):
             return None
         before = len("".join(self.original.split()))
         after = len("".join((self.corrected or "").split()))

@@ -110,6 +110,8 @@ def deliver(claims: list[Claim], **kw: object) -> tuple[object, object, str, lis
         corrections=corrections,
         unchecked=[],
         delivered_qud=kw.pop("qud", None),  # type: ignore[arg-type]
+        original=TEXT,
+        corrected=apply_edits(TEXT, edits),
     )
     rec, record = decide(checked, thresholds=T, **kw)  # type: ignore[arg-type]
     return rec, record, apply_edits(TEXT, [*edits, *notes]), outcomes
@@ -194,12 +196,8 @@ def test_an_unsupported_claim_is_never_an_unmarked_supported_outcome() -> None:
 
 def test_guidance_names_each_claim_once() -> None:
     claims = claims_with([0.05])
-    flags = [
-        build.unsupported_flag(
-            TEXT, claims[0], 0, NLIPrediction(entailment=0.05, neutral=0.9, contradiction=0.05),
-            0.47, "", calibrated=True,
-        )  # fmt: skip
-    ]
+    pred = NLIPrediction(entailment=0.05, neutral=0.9, contradiction=0.05)
+    flags = [build.unsupported_flag(TEXT, claims[0], 0, pred, 0.47, "", calibrated=True)]
     problems = find_problems(claims, flags, None, Verdict(label=VerdictLabel.HALLUCINATION),
                              DecisionConfig(), CUT)  # fmt: skip
     items = claim_guidance(problems, [claims[0]])

@@ -66,6 +66,11 @@ def records(verbose: int, quiet: bool, command: str) -> list[str]:
 
     root = logging.getLogger()
     before = (root.level, logging.getLogger("guardrail.check").level, list(root.handlers))
+    # another test's in-process main() may have left a level on the library's logger (the
+    # benchmarks' main sets "guardrail" to ERROR): start from the library's own default
+    library = logging.getLogger("guardrail")
+    library_level = library.level
+    library.setLevel(logging.NOTSET)
     keep = Keep()
     with command_logging(verbose, quiet, command):
         root.addHandler(keep)
@@ -73,6 +78,7 @@ def records(verbose: int, quiet: bool, command: str) -> list[str]:
         logging.getLogger("guardrail.stages").warning("verifier slow")
         logging.getLogger("guardrail.stages").info("detail")
         root.removeHandler(keep)
+    library.setLevel(library_level)
     after = (root.level, logging.getLogger("guardrail.check").level, list(root.handlers))
     assert after == before  # main() may run in-process (tests): nothing leaks
     return seen

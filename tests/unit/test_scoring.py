@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guardrail.config import ConfidenceWeights, HandlingThresholds
+from guardrail.decision import recommend, regeneration_guidance
 from guardrail.report import (
     ClaimValidation,
     CoherenceIssue,
@@ -21,7 +22,6 @@ from guardrail.report import (
     Span,
     ValidationStatus,
 )
-from guardrail.decision import recommend, regeneration_guidance
 from guardrail.scoring import (
     confidence_score,
     final_confidence,
