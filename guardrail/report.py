@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 
 class Span(BaseModel):
@@ -475,6 +475,7 @@ class GuardReport(BaseModel):
         """The recommended action."""
         return Action(self.recommendation.action)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def delivered_text(self) -> str | None:
         """The text to show the user for this action (``None`` when it must not be shown)."""

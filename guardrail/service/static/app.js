@@ -231,12 +231,9 @@ const OUTCOME_LABEL = {
 };
 const FLAGGED = new Set(["uncertain", "unverified"]);
 
-// The text the user is shown for this action (GuardReport.delivered_text); null: none.
+// The text the user is shown for this action: the report's own delivered_text (null: none).
 function deliveredText(report) {
-  const action = report.recommendation.action;
-  if (action === "accept") return report.original;
-  if (action === "accept_with_flags" || action === "correct_and_deliver") return report.annotated;
-  return null;
+  return report.delivered_text ?? null;
 }
 
 const WORD = /[\p{L}\p{N}]/u;
