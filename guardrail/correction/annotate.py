@@ -131,7 +131,7 @@ def removal_edits(
     removal_confidence: float,
 ) -> list[Edit]:
     """Remove each sentence (``(start, end)`` ranges) that holds a severe, confident flag."""
-    edits: list[Edit] = []
+    removals: list[Removal] = []
     for start, end in sentences:
         severe = [
             f
@@ -140,26 +140,11 @@ def removal_edits(
             and f.severity >= SEVERE
             and start <= f.span.start < end
         ]
-        if not severe:
-            continue
-        stop = end
-        while stop < len(text) and text[stop] == " ":
-            stop += 1  # take the space after the sentence with it
-        if stop == len(text):
-            while start > 0 and text[start - 1] == " ":
-                start -= 1  # the last sentence: take the space before it instead
-        reason = "; ".join(sorted({f.type.value for f in severe}))
-        correction = Correction(
-            type=CorrectionType.REMOVAL,
-            span=Span(start=start, end=stop),
-            original=text[start:stop],
-            replacement="",
-            confidence=max(f.confidence for f in severe),
-            source="guardrail",
-            message=f"removed: {reason}",
-        )
-        edits.append(Edit(start, stop, "", REMOVAL_PRIORITY, correction))
-    return edits
+        if severe:
+            reason = "; ".join(sorted({f.type.value for f in severe}))
+            confidence = max(f.confidence for f in severe)
+            removals.append(Removal(Span(start=start, end=end), reason, confidence))
+    return planned_removal_edits(text, sentences, removals)
 
 
 def planned_removal_edits(
