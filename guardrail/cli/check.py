@@ -22,7 +22,13 @@ very first run on a machine also exports the embedding model to ONNX, once (abou
 many answers keep one process: `guardrail audit` (a file of answers), `guardrail serve`
 (HTTP) or `Guardrail().batch(...)` in Python.
 
-long answers: --response-file PATH, or --response-file - (or --response -) to read stdin."""
+long answers: --response-file PATH, or --response-file - (or --response -) to read stdin.
+
+decisions: by default each claim is decided on its own (--granularity claim): supported claims
+are shown unmarked, uncertain ones annotated, confident problems repaired (knowledge-base value,
+or an evidence value the verifier re-checks) or removed, and the answer is regenerated only when
+what remains no longer answers the question or too little is left. --granularity answer is the
+all-or-nothing rule: any unrepaired unsupported claim regenerates the whole answer."""
 
 
 def register(sub: Any) -> None:
@@ -47,6 +53,12 @@ def register(sub: Any) -> None:
         "--history", help='dialogue JSON: {"turns": [...], "entities": [...], "topics": [...]}'
     )
     p.add_argument("--config", help="config file (YAML or JSON)")
+    p.add_argument(
+        "--granularity",
+        choices=("claim", "answer"),
+        default=None,
+        help="decide claim by claim (the default) or all or nothing (decision.granularity)",
+    )
     p.add_argument("--session-id")
     p.add_argument("--turn-id", type=int)
     p.add_argument("--format", choices=("json", "text"), default="text")
@@ -242,6 +254,9 @@ def run(args: argparse.Namespace) -> int:
     from guardrail.pipeline import Guardrail
 
     config = GuardrailConfig.load(args.config)
+    if args.granularity is not None:
+        decision = config.decision.model_copy(update={"granularity": args.granularity})
+        config = config.model_copy(update={"decision": decision})
     args.response = read_response(args)
     guard = Guardrail(config)
     if not args.response.strip():

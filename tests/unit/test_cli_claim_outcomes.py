@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from guardrail.cli.check import render_text
 from guardrail.report import GuardReport
 
@@ -94,3 +96,11 @@ def test_a_claim_without_a_score_or_outcome_and_a_long_claim_print() -> None:
     row = next(line for line in lines_of(r) if line.startswith("[0:200]"))
     assert row.split()[1:3] == ["-", "-"]
     assert row.endswith("…") and len(row) < 120
+
+
+def test_check_help_describes_the_granularity_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    from guardrail.cli import main
+
+    assert main(["check", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--granularity {claim,answer}" in out and "all-or-nothing rule" in out
