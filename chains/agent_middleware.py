@@ -7,10 +7,12 @@ The hook looks at the model's last message. Tool calls pass through; a final ans
 against the evidence of this turn — the tool results since the last user message, plus the
 documents of an optional ``retriever`` — and the knowledge base, if given. Then:
 
-- a deliverable recommendation replaces the message text with the delivered text (annotated or
-  corrected when the guardrail says so);
-- otherwise ``on_fail`` decides: ``raise`` (``GuardrailRejected``), ``corrected`` /
-  ``annotated`` text, or ``report`` (the text is kept and marked as failed).
+- when the report has text to show, the message text becomes ``report.delivered_text`` —
+  exactly what ``Guardrail.invoke`` delivers for this answer (the original, or the annotated
+  text with its removals and repairs);
+- otherwise (``regenerate`` / ``human_review``) ``on_fail`` decides: ``raise``
+  (``GuardrailRejected``), ``corrected`` / ``annotated`` text, or ``report`` (the text is kept
+  and marked as failed).
 
 The report is attached to the message as ``additional_kwargs["guardrail_report"]`` (JSON).
 
@@ -19,7 +21,8 @@ agent so that ``stream`` / ``astream`` (and ``astream_events``) pass the final a
 through as the model writes them, check each sentence once complete against the turn's
 evidence (tool results, retriever documents, knowledge base) — ``on_sentence_checked``
 events, the ``streaming`` policy for a failed sentence (``annotate`` / ``stop`` / ``buffer``)
-— and end with the report on the whole answer. Tool-calling model turns are not shown.
+— and end with the report on the whole answer (``Guardrail.invoke``'s; its ``delivered_text``
+is what to keep on screen). Tool-calling model turns are not shown.
 
 Example::
 
@@ -44,7 +47,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
-from chains.results import DELIVERABLE, OnFail
+from chains.results import OnFail
 from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, MissingDependencyError
@@ -97,8 +100,9 @@ class GuardrailHook:
 
     def update(self, message: AIMessage, report: GuardReport) -> dict[str, Any]:
         """The state update replacing the answer message (same id) after the check."""
-        if report.action in DELIVERABLE:
-            text = report.delivered_text or message.text
+        delivered = report.delivered_text
+        if delivered is not None:
+            text = delivered
         elif self.on_fail is OnFail.RAISE:
             raise GuardrailRejected(
                 f"the guardrail rejected the agent's answer ({report.action.value})", report

@@ -4,10 +4,13 @@ Each call is one root run ``guarded_rag`` with children ``guarded_rag.retrieve``
 ``guarded_rag.attempt`` (itself holding ``guarded_rag.generate`` and the ``guardrail`` run with its
 ``guardrail.*`` stages). The decision per attempt follows the report's recommendation:
 
-- ``accept`` / ``accept_with_flags`` / ``correct_and_deliver`` → deliver the original, annotated
-  or corrected text;
-- ``regenerate`` → re-prompt with ``report.recommendation.guidance`` (up to ``max_attempts``);
-  still failing after the last attempt → escalate;
+- ``accept`` / ``accept_with_flags`` / ``correct_and_deliver`` → deliver
+  ``report.delivered_text``, exactly what ``Guardrail.invoke`` says to show (the original; the
+  annotated text with its removals and repairs): an answer repaired or delivered with flags is
+  never regenerated;
+- ``regenerate`` — and only ``regenerate`` (or an empty answer) — → re-prompt with
+  ``report.recommendation.guidance`` (up to ``max_attempts``); still failing after the last
+  attempt → escalate;
 - ``human_review`` → an :class:`~chains.results.Escalation` instead of an answer.
 
 Streaming: ``stream`` / ``astream`` yield the first answer's text as the model writes it, each
@@ -15,8 +18,9 @@ sentence checked as soon as it is complete (``on_sentence_checked`` events in
 ``astream_events``); the ``streaming`` policy decides what a failed sentence does — ``annotate``
 (mark it), ``stop`` (end the text with a notice) or ``buffer`` (show nothing unchecked, withhold
 the failed sentence). The last chunk is the final :class:`GuardedAnswer`, decided by the full
-check of the whole answer (regenerating, unstreamed, when it asks for it): its ``answer`` is
-what may be kept on screen.
+check of the whole answer — ``Guardrail.invoke`` on it, run even when the streaming settings
+turn ``final_check`` off, as the loop needs its decision — (regenerating, unstreamed, when it
+asks for it): its ``answer`` is what may be kept on screen.
 
 Example::
 
@@ -44,7 +48,7 @@ from chains.generation import (
     is_fallback,
     model_id,
 )
-from chains.results import DELIVERABLE, Attempt, Escalation, GuardedAnswer
+from chains.results import Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
 from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.config import StreamingConfig
@@ -189,15 +193,17 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
     def _next(self, question: str, attempt: Attempt) -> tuple[GuardedAnswer | None, str]:
         """Final result for ``attempt`` if it ends the loop, else ``(None, guidance)``."""
         report = attempt.report
-        action = attempt.action
-        if report is not None and action in DELIVERABLE:
-            return GuardedAnswer(question=question, answer=report.delivered_text, action=action), ""
-        if report is not None and report.recommendation.action == "human_review":
-            return self._escalate(question, attempt, report.recommendation.reason), ""
-        if report is not None and report.recommendation.action == "regenerate":
-            guidance = report.recommendation.guidance
-        else:
+        if report is None:  # nothing to check: the model answered nothing
             guidance = EMPTY_ANSWER_GUIDANCE
+        elif (text := report.delivered_text) is not None:
+            return GuardedAnswer(question=question, answer=text, action=report.action), ""
+        elif report.recommendation.action == "regenerate":
+            guidance = report.recommendation.guidance
+        else:  # human_review (and anything else that has no text to show)
+            reason = getattr(report.recommendation, "reason", None) or (
+                f"the guardrail recommends {report.action.value}"
+            )
+            return self._escalate(question, attempt, reason), ""
         if attempt.number >= self.max_attempts:
             why = (
                 f"No acceptable answer after {attempt.number} attempt(s); "
@@ -290,10 +296,24 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         base = self._guard_input(data, "")
         return SentenceGuard(self.guardrail, base, self.streaming, child)
 
-    def _streamed_attempt(self, data: dict[str, Any], guard: SentenceGuard) -> Attempt:
-        report = guard.final_report
-        if not guard.answer.strip() or report is None:
+    def _streamed_attempt(
+        self, data: dict[str, Any], guard: SentenceGuard, child: RunnableConfig
+    ) -> Attempt:
+        if not guard.answer.strip():
             return Attempt(number=1, answer="", error="the model returned an empty answer")
+        report = guard.final_report
+        if report is None:  # final_check off: the loop still needs the full check's decision
+            report = self.guardrail.invoke(self._guard_input(data, guard.answer), child)
+        return Attempt(number=1, answer=guard.answer, report=report)
+
+    async def _astreamed_attempt(
+        self, data: dict[str, Any], guard: SentenceGuard, child: RunnableConfig
+    ) -> Attempt:
+        if not guard.answer.strip():
+            return Attempt(number=1, answer="", error="the model returned an empty answer")
+        report = guard.final_report
+        if report is None:
+            report = await self.guardrail.ainvoke(self._guard_input(data, guard.answer), child)
         return Attempt(number=1, answer=guard.answer, report=report)
 
     def _stream(
@@ -311,7 +331,7 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
             if guard.stopped:
                 break
         yield from (i for i in guard.close() if isinstance(i, str))
-        attempts = [self._streamed_attempt(data, guard)]
+        attempts = [self._streamed_attempt(data, guard, child)]
         yield self._loop(question, passages, extra, child, attempts)
 
     async def _astream(
@@ -333,7 +353,7 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         async for item in guard.aclose():
             if isinstance(item, str):
                 yield item
-        attempts = [self._streamed_attempt(data, guard)]
+        attempts = [await self._astreamed_attempt(data, guard, child)]
         yield await self._aloop(question, passages, extra, child, attempts)
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:

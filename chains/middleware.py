@@ -6,15 +6,18 @@ The wrapped chain's output must hold the answer and, ideally, its evidence: for 
 get the query–passage cosine from ``embeddings`` (when given), so the adaptive threshold has a
 retrieval score to work with.
 
-Output: the chain's own output with the answer replaced by the checked text (original,
-annotated or corrected per the recommendation); dict outputs also get the report under
-``"guardrail_report"``. When the answer fails the check, ``on_fail`` decides
-(see :class:`chains.results.OnFail`).
+Output: the chain's own output with the answer replaced by the report's
+``delivered_text`` — exactly the text ``Guardrail.invoke`` says to show for this answer (the
+original for ``accept``; the annotated text, with its removals and repairs, for
+``accept_with_flags`` and ``correct_and_deliver``); dict outputs also get the report under
+``"guardrail_report"``. When there is no text to show (``regenerate`` / ``human_review``),
+``on_fail`` decides (see :class:`chains.results.OnFail`).
 
 Streaming (``stream`` / ``astream`` / ``astream_events``): the answer's tokens pass through as
 they arrive, each sentence is checked once complete (``on_sentence_checked`` custom events),
 the ``streaming`` policy handles a failed sentence (``annotate``, ``stop`` or ``buffer``, see
-:mod:`chains.streaming`), and the last chunk is the report on the whole answer. ``on_fail``
+:mod:`chains.streaming`), and the last chunk is the report on the whole answer — the same
+report as ``Guardrail.invoke``, whose ``delivered_text`` is what to keep on screen. ``on_fail``
 does not apply to streams: the text is already shown, the final report says what to do.
 
 Example::
@@ -36,7 +39,7 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import AddableDict
 
 from chains.embeddings import cosine_scores
-from chains.results import DELIVERABLE, OnFail
+from chains.results import OnFail
 from chains.stream_checks import SentenceCheck
 from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
 from guardrail.config import StreamingConfig
@@ -134,21 +137,19 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
         return data
 
     def decide(self, output: Any, report: GuardReport) -> Any:
-        """Apply the recommendation and ``on_fail`` to the chain output."""
-        if report.action in DELIVERABLE:
-            text = report.delivered_text
-        elif self.on_fail is OnFail.RAISE:
-            raise GuardrailRejected(
-                f"the guardrail rejected the answer ({report.action.value}, confidence "
-                f"{report.confidence:.2f})",
-                report,
-            )
-        elif self.on_fail is OnFail.REPORT:
-            return report
-        elif self.on_fail is OnFail.CORRECTED:
-            text = report.corrected
-        else:
-            text = report.annotated
+        """Apply the recommendation and ``on_fail`` to the chain output: the answer becomes
+        ``report.delivered_text`` (``on_fail`` when there is none)."""
+        text = report.delivered_text
+        if text is None:
+            if self.on_fail is OnFail.RAISE:
+                raise GuardrailRejected(
+                    f"the guardrail rejected the answer ({report.action.value}, confidence "
+                    f"{report.confidence:.2f})",
+                    report,
+                )
+            if self.on_fail is OnFail.REPORT:
+                return report
+            text = report.corrected if self.on_fail is OnFail.CORRECTED else report.annotated
         if isinstance(output, dict):
             return {**output, self.answer_key: text, REPORT_KEY: report}
         if isinstance(output, BaseMessage):

@@ -1,8 +1,22 @@
 """The per-sentence results of a guarded stream, and the streaming settings.
 
 :func:`sentence_checks` splits one ``GuardReport`` on a chunk of sentences into one
-:class:`SentenceCheck` per sentence (claims, facts and flags are assigned by their spans), so
-several sentences that complete together are checked in one ``Guardrail.invoke``.
+:class:`SentenceCheck` per sentence (claims, facts, flags, problems and annotations are
+assigned by their spans), so several sentences that complete together are checked in one
+``Guardrail.invoke``.
+
+A sentence's result follows the claim outcomes of that check, as ``Guardrail.invoke`` would
+deliver the chunk (:mod:`guardrail.decision.outcomes`):
+
+- **failed** (``passed`` false): a claim in it is *removed* (a confident problem: confidently
+  unsupported or contradicted, a blocking flag), or it has any other problem of the decision
+  (one a repair fixes included: the streamed text cannot be repaired), or a value contradicted
+  by the knowledge base or the dialogue;
+- **uncertain** (``passed`` true, ``note`` set): a claim is shown annotated (uncertain or
+  unverified); ``note`` is the label of invoke's annotation (``uncertain: not confirmed by
+  the sources``, ``unverified`` …), so the stream marks it with the same words;
+- otherwise ``supported``, ``no_claims`` (nothing checkable) or ``unverified`` with no claim
+  to annotate.
 """
 
 from __future__ import annotations
@@ -12,10 +26,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from guardrail.decision.outcomes import UNCERTAIN_NOTE, UNVERIFIED_NOTE
+from guardrail.decision.problems import overlaps
 from guardrail.report import (
+    Claim,
+    ClaimOutcome,
     ClaimStatus,
+    CorrectionType,
     GuardReport,
     HallucinationFlag,
+    Problem,
     Span,
     ValidationStatus,
 )
@@ -25,6 +45,7 @@ from guardrail.text.sentences import Sentence
 SENTENCE_EVENT = "on_sentence_checked"
 
 _FAILED_CLAIMS = frozenset({ClaimStatus.CONTRADICTED, ClaimStatus.UNSUPPORTED})
+_NOTED = {ClaimOutcome.UNCERTAIN: UNCERTAIN_NOTE, ClaimOutcome.UNVERIFIED: UNVERIFIED_NOTE}
 _FAILED_FACTS = frozenset({ValidationStatus.CONTRADICTED, ValidationStatus.HISTORY_CONFLICT})
 
 
@@ -36,6 +57,10 @@ class ClaimVerdict(BaseModel):
     entailment: float | None = None
     contradiction: float | None = None
     reason: str | None = None
+    p_supported: float | None = None
+    outcome: ClaimOutcome | None = None
+    """What ``Guardrail.invoke`` on the checked chunk does with the claim (``removed``,
+    ``uncertain`` …)."""
 
 
 class SentenceCheck(BaseModel):
@@ -47,10 +72,15 @@ class SentenceCheck(BaseModel):
     span: Span
     """Where the sentence is in the streamed answer."""
     passed: bool
-    """False when a claim is contradicted / unsupported or a fact contradicts the KB."""
+    """False when the check would remove a claim of it (or it has another problem: see the
+    module docstring); true for a sentence shown, annotated or not."""
     status: str
-    """``supported``, ``failed``, ``no_claims`` (nothing checkable) or ``unverified``."""
+    """``supported``, ``uncertain`` (shown with ``note``), ``failed``, ``no_claims`` (nothing
+    checkable) or ``unverified``."""
     reason: str = ""
+    note: str | None = None
+    """The annotation ``Guardrail.invoke`` puts on it (``uncertain: not confirmed by the
+    sources``, ``unverified`` …), for a sentence shown although a claim is not supported."""
     claims: list[ClaimVerdict] = Field(default_factory=list)
     flags: list[HallucinationFlag] = Field(default_factory=list)
     check_ms: float = 0.0
@@ -73,10 +103,30 @@ def _in(span: Span, start: int, end: int) -> bool:
     return start <= span.start < end
 
 
+def _problem_reason(problem: Problem) -> str:
+    return f"{problem.kind.replace('_', ' ')} ({problem.text!r})"
+
+
+def _notes(report: GuardReport, claims: list[Claim], lo: int, hi: int) -> list[str]:
+    """The annotation labels invoke puts in ``[lo, hi)``: the annotation corrections made
+    there, else (no correction stage) the note of each uncertain or unverified claim."""
+    made = [
+        x for x in report.corrections if x.type is CorrectionType.ANNOTATION and _in(x.span, lo, hi)
+    ]
+    labels = [x.message or x.replacement.strip("[] ") for x in made]
+    for c in claims:
+        label = _NOTED.get(c.outcome) if c.outcome is not None else None
+        if label is None or any(overlaps(x.span, c.span) or x.span == c.span for x in made):
+            continue
+        labels.append(label)
+    return list(dict.fromkeys(labels))
+
+
 def sentence_checks(
     report: GuardReport, sentences: list[Sentence], offset: int, first_index: int
 ) -> list[SentenceCheck]:
-    """Split the report on a chunk of sentences into one :class:`SentenceCheck` per sentence.
+    """Split the report on a chunk of sentences into one :class:`SentenceCheck` per sentence
+    (see the module docstring for what fails a sentence and what annotates it).
 
     ``offset`` is where the checked chunk starts in the answer (report spans are relative to the
     chunk); ``first_index`` the index of the chunk's first sentence.
@@ -85,16 +135,50 @@ def sentence_checks(
     validations = report.factual_validation.claim_validations if report.factual_validation else []
     for n, sentence in enumerate(sentences):
         lo, hi = sentence.start - offset, sentence.end - offset
-        claims = [c for c in report.claims if _in(c.span, lo, hi)]
+        mine = {i: c for i, c in enumerate(report.claims) if _in(c.span, lo, hi)}
+        claims = list(mine.values())
         flags = [f for f in report.hallucination_flags if _in(f.span, lo, hi)]
         facts = [v for v in validations if _in(v.claim.span, lo, hi)]
-        bad_claims = [c for c in claims if c.status in _FAILED_CLAIMS]
+        problems = [
+            p
+            for p in report.decision.problems
+            if _in(p.span, lo, hi) or (p.claim_index is not None and p.claim_index in mine)
+        ]
+        removed = sorted(
+            {p.claim_index for p in problems if p.claim_index is not None and p.claim_index in mine}
+            | {i for i, c in mine.items() if c.outcome is ClaimOutcome.REMOVED}
+        )
+        loose = [p for p in problems if p.claim_index not in mine]
         bad_facts = [v for v in facts if v.status in _FAILED_FACTS]
-        if bad_claims or bad_facts:
+        note = None
+        if removed or loose or bad_facts:
             status = "failed"
-            parts = [_claim_reason(c.status, c.text, sentence.text) for c in bad_claims]
+            parts: list[str] = []
+            for i in removed:
+                c = mine[i]
+                if c.status in _FAILED_CLAIMS:
+                    parts.append(_claim_reason(c.status, c.text, sentence.text))
+                else:
+                    own = [_problem_reason(p) for p in problems if p.claim_index == i]
+                    parts += own or ["removed by the check"]
+            parts += [_problem_reason(p) for p in loose]
             parts += [_fact_reason(v.claim.predicate, v.kb_value, v.reason) for v in bad_facts]
-            reason = "; ".join(parts)
+            reason = "; ".join(dict.fromkeys(parts))
+        elif labels := _notes(report, claims, lo, hi):
+            note = "; ".join(labels)
+            unverified = all(c.outcome is not ClaimOutcome.UNCERTAIN for c in claims) and any(
+                c.outcome is ClaimOutcome.UNVERIFIED for c in claims
+            )
+            status = "unverified" if unverified else "uncertain"
+            reason = (
+                "; ".join(
+                    _claim_reason(c.status, c.text, sentence.text)
+                    for c in claims
+                    if c.outcome is ClaimOutcome.UNCERTAIN and c.status in _FAILED_CLAIMS
+                )
+                or "; ".join(sorted({c.reason for c in claims if c.reason}))
+                or note
+            )
         elif any(c.status is ClaimStatus.SUPPORTED for c in claims) or any(
             v.status is ValidationStatus.VERIFIED for v in facts
         ):
@@ -114,6 +198,7 @@ def sentence_checks(
                 passed=status != "failed",
                 status=status,
                 reason=reason,
+                note=note,
                 claims=[
                     ClaimVerdict(
                         text=c.text,
@@ -121,6 +206,8 @@ def sentence_checks(
                         entailment=c.scores.entailment if c.scores else None,
                         contradiction=c.scores.contradiction if c.scores else None,
                         reason=c.reason,
+                        p_supported=c.p_supported,
+                        outcome=c.outcome,
                     )
                     for c in claims
                 ],

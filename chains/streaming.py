@@ -4,21 +4,48 @@ A sentence is complete as soon as its end punctuation arrives and the sentence s
 that a following capitalised word would start a new sentence (so ``Dr.`` and ``e.g.`` never
 cut one early; a dot right after a digit waits one token, as ``3.`` may become ``3.5``), or
 when the next sentence has begun, or when the stream ends. The token that completes a sentence
-is shown before its check runs. Sentences that complete together are checked together in one ``Guardrail.invoke`` (the
-response is those sentences, with the same query, passages and knowledge base), so the
-verifier scores all their claims in one batch. Each result is a :class:`SentenceCheck`,
-dispatched as the custom event ``on_sentence_checked`` (visible in
+is shown before its check runs. Sentences that complete together are checked together in one
+``Guardrail.invoke`` (the response is those sentences, with the same query, passages and
+knowledge base), so the verifier scores all their claims in one batch. Each result is a
+:class:`SentenceCheck`, dispatched as the custom event ``on_sentence_checked`` (visible in
 ``astream_events(version="v2")``). When the stream ends, one full ``Guardrail.invoke`` on the
 whole streamed answer gives the final :class:`~guardrail.report.GuardReport`.
 
-What happens when a sentence fails (a claim contradicted or unsupported by the evidence, a
-value contradicted by the knowledge base) is :attr:`StreamingConfig.policy`:
+A sentence's result follows the claim outcomes of its check (see :mod:`chains.stream_checks`):
+a sentence whose claim that check would *remove* (confidently unsupported or contradicted, a
+blocking flag, a value the knowledge base contradicts) **fails**; a sentence whose claim it
+would show *annotated* (uncertain, unverified) **passes with a note**, the same label
+``Guardrail.invoke`` writes (``[uncertain: not confirmed by the sources]``). What a failed
+sentence does is :attr:`StreamingConfig.policy`:
 
-- ``annotate``: tokens stream as they arrive; a marker follows the failed sentence;
+- ``annotate``: tokens stream as they arrive; a marker follows the failed sentence
+  (``StreamingConfig.annotation``);
 - ``stop``: tokens stream as they arrive; the stream ends after the failed sentence with a
   notice, then the final report;
 - ``buffer``: nothing reaches the user before its sentence is checked; a failed sentence is
   withheld and replaced by a notice.
+
+A noted sentence is never withheld nor stops the stream: under ``annotate`` and ``stop`` the
+note follows the sentence (its tokens are already shown), under ``buffer`` it is placed before
+the sentence's end punctuation, as ``Guardrail.invoke`` places it.
+
+What equals ``Guardrail.invoke`` and what does not:
+
+- **guaranteed**: the final report (``final_check``, on by default) *is*
+  ``Guardrail.invoke`` on the streamed answer with the same query, passages, knowledge base
+  and dialogue (under ``stop``, on the answer as cut after the failed sentence), so its action,
+  claim outcomes, corrections and ``delivered_text`` are invoke's;
+  :attr:`SentenceGuard.delivered_text` is that text, the one to keep on screen once the stream
+  ends (``None``: nothing may be kept, the answer is to be regenerated or reviewed);
+- **not guaranteed**: the streamed text. Each sentence is judged by a check of that sentence
+  (or the sentences completing with it) alone, so a claim whose reading depends on earlier
+  sentences may be judged differently, and the answer-level part of the decision (too much
+  removed, what remains no longer answers the question, fail-closed on the whole answer)
+  cannot be known before the end: the stream may show sentences of an answer whose final
+  report says ``regenerate``. Failure markers and notices are the streaming ones
+  (:class:`StreamingConfig`), and a note follows a sentence already shown; repairs
+  (knowledge-base values) are not applied to streamed text — such a sentence fails instead.
+  Once the stream ends, replace what was shown by :attr:`SentenceGuard.delivered_text`.
 
 Example::
 
@@ -107,6 +134,22 @@ def _ends_sentence(text: str, spaced: bool) -> bool:
     return len(parts) > 1 and parts[0].end >= len(stripped)
 
 
+def _marker(note: str) -> str:
+    """The annotation ``Guardrail.invoke`` inserts for ``note`` (`` [label]``)."""
+    return f" [{note}]"
+
+
+def _with_note(segment: str, note: str | None) -> str:
+    """``segment`` (a sentence and its leading space) with ``note`` before its end
+    punctuation, where ``Guardrail.invoke`` puts the note of a sentence-long claim."""
+    if not note:
+        return segment
+    end = len(segment.rstrip())
+    while end > 0 and segment[end - 1] in ".,;:!? ":
+        end -= 1
+    return segment[:end] + _marker(note) + segment[end:]
+
+
 class SentenceGuard:
     """One guarded stream: feed it text deltas, get back what to show and the checks.
 
@@ -169,14 +212,17 @@ class SentenceGuard:
                 segment = self.text[self._released : check.span.end]
                 lead = segment[: len(segment) - len(segment.lstrip())]
                 out.append(
-                    segment
+                    _with_note(segment, check.note)
                     if check.passed
                     else lead + s.withheld_notice.format(reason=check.reason)
                 )
                 self._released = check.span.end
-            elif not check.passed and s.policy is StreamPolicy.ANNOTATE:
+            elif check.passed:
+                if check.note:
+                    out.append(_marker(check.note))
+            elif s.policy is StreamPolicy.ANNOTATE:
                 out.append(s.annotation.format(reason=check.reason))
-            elif not check.passed:
+            else:
                 out.append(s.stop_notice.format(reason=check.reason))
                 self.stopped = True
                 self._end = check.span.end
@@ -210,6 +256,13 @@ class SentenceGuard:
             checks = sentence_checks(report, sentences, sentences[0].start, first)
         ms = (time.perf_counter() - t0) * 1000.0
         return [c.model_copy(update={"check_ms": round(ms, 3)}) for c in checks]
+
+    @property
+    def delivered_text(self) -> str | None:
+        """What to keep on screen once the stream has ended: the final report's
+        ``delivered_text`` — ``Guardrail.invoke``'s on the same answer (``None`` before the
+        final check, without one, or when the answer must not be shown)."""
+        return self.final_report.delivered_text if self.final_report is not None else None
 
     @property
     def answer(self) -> str:

@@ -2,8 +2,9 @@
 
 - :class:`GuardrailEvaluator` implements LlamaIndex's ``BaseEvaluator``: ``evaluate`` /
   ``evaluate_response`` (and the async forms) return a :class:`GuardrailEvaluationResult`
-  — ``passing`` (the recommendation lets the answer through), ``score`` (the confidence),
-  ``feedback`` (verdict, action and why) and the full :class:`GuardReport` in ``report``.
+  — ``passing`` (the report has text to show: ``report.delivered_text`` is not ``None``),
+  ``score`` (the confidence), ``feedback`` (verdict, action and why) and the full
+  :class:`GuardReport` in ``report``.
   With a ``Response``, each source node's score is the passage's retrieval score, so the
   adaptive threshold T(rs) sees how confident retrieval was. A keyword argument it does not
   take (``context=`` for ``contexts=``) raises :class:`~guardrail.errors.InputError` naming the
@@ -11,8 +12,10 @@
   the other evaluators' ``reference`` and ``sleep_time_in_seconds``, which a
   ``BatchEvalRunner`` hands to every evaluator, are accepted and not used.
 - :class:`GuardedQueryEngine` wraps any query engine: each response is checked against its own
-  source nodes and the recommendation is applied as :func:`chains.middleware.with_guardrail`
-  does (deliver the original / annotated / corrected text, or ``on_fail``); the report is in
+  source nodes and, as :func:`chains.middleware.with_guardrail` does, its text becomes the
+  report's ``delivered_text`` — exactly what ``Guardrail.invoke`` delivers for that answer
+  (the original, or the annotated text with its removals and repairs) — or, when there is none
+  (``regenerate`` / ``human_review``), ``on_fail`` decides; the report is in
   ``response.metadata["guardrail_report"]``.
 - :class:`PackagedEmbedding` is the offline MiniLM (or any LangChain ``Embeddings``) as a
   LlamaIndex ``BaseEmbedding``; :class:`ExtractiveLLM` answers from the context without a
@@ -34,7 +37,7 @@ from typing import Any
 
 from guardrail.errors import GuardrailError, GuardrailRejected, InputError, MissingDependencyError
 from guardrail.inputs import Passage, unknown_key_message
-from guardrail.report import Action, GuardReport
+from guardrail.report import GuardReport
 
 try:
     from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -54,8 +57,6 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("llama-index-core", "llama-index") from exc
 
-#: Recommendations whose delivered text may be shown (as in ``chains.results.DELIVERABLE``).
-DELIVERABLE = frozenset({Action.ACCEPT, Action.ACCEPT_WITH_FLAGS, Action.CORRECT_AND_DELIVER})
 ON_FAIL = ("raise", "corrected", "annotated", "report")
 REPORT_KEY = "guardrail_report"
 
@@ -160,7 +161,7 @@ class GuardrailEvaluator(BaseEvaluator):
             )
         return GuardrailEvaluationResult(
             **common,
-            passing=report.action in DELIVERABLE,
+            passing=report.delivered_text is not None,
             score=report.confidence,
             feedback=feedback_text(report),
             report=report,
@@ -242,8 +243,9 @@ def _materialise(response: Any) -> Response:
 class GuardedQueryEngine(CustomQueryEngine):
     """A query engine whose responses are checked against their own source nodes.
 
-    The delivered text follows the recommendation (original, annotated or corrected); when
-    the answer fails (``regenerate`` / ``human_review``), ``on_fail`` decides: ``raise``
+    The response text is ``report.delivered_text`` (what ``Guardrail.invoke`` delivers: the
+    original, or the annotated text with its removals and repairs); when there is none
+    (``regenerate`` / ``human_review``), ``on_fail`` decides: ``raise``
     (:class:`~guardrail.errors.GuardrailRejected` with the report), ``corrected`` /
     ``annotated`` text, or ``report`` (``response`` is ``None``: nothing to show). The
     report is always in ``metadata["guardrail_report"]``. Build with :meth:`wrap`.
@@ -285,21 +287,18 @@ class GuardedQueryEngine(CustomQueryEngine):
     def decide(self, response: Response, report: GuardReport) -> Response:
         """The response to return for this report (see the class docstring)."""
         metadata = {**(response.metadata or {}), REPORT_KEY: report}
-        text: str | None
-        if report.action in DELIVERABLE:
-            text = report.delivered_text
-        elif self.on_fail == "raise":
-            raise GuardrailRejected(
-                f"the guardrail rejected the answer ({report.action.value}, confidence "
-                f"{report.confidence:.2f})",
-                report,
-            )
-        elif self.on_fail == "corrected":
-            text = report.corrected
-        elif self.on_fail == "annotated":
-            text = report.annotated
-        else:
-            text = None
+        text = report.delivered_text
+        if text is None:
+            if self.on_fail == "raise":
+                raise GuardrailRejected(
+                    f"the guardrail rejected the answer ({report.action.value}, confidence "
+                    f"{report.confidence:.2f})",
+                    report,
+                )
+            if self.on_fail == "corrected":
+                text = report.corrected
+            elif self.on_fail == "annotated":
+                text = report.annotated
         return Response(response=text, source_nodes=response.source_nodes, metadata=metadata)
 
     def custom_query(self, query_str: str) -> Response:
