@@ -3,7 +3,7 @@
 The app is LangChain's usual retrieval chain over the office corpus shipped in
 ``chains/data/corpus``. Its chat model is Groq's llama-3.1-8b-instant when GROQ_API_KEY is set;
 offline, langchain-core's ``GenericFakeChatModel`` stands in for it and streams a scripted
-answer word by word — with one wrong sentence (the room), to show what each policy does:
+answer word by word — with one wrong sentence (the place), to show what each policy does:
 
 - ``annotate``: everything streams, the wrong sentence is marked right after it;
 - ``stop``: the stream ends after the wrong sentence, with a notice;
@@ -36,7 +36,7 @@ from guardrail import Guardrail
 QUESTION = "When and where is the project review meeting with John?"
 SCRIPTED = (
     "The project review meeting with John Smith is on Thursday at 10:00. "
-    "The review meeting is in room 9C. "
+    "The review meeting is in the cafeteria. "
     "It covers the Atlas migration timeline and the Q3 budget."
 )
 

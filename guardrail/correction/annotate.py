@@ -173,6 +173,12 @@ def planned_removal_edits(
             ranges[-1] = (min(first, start), max(stop, ranges[-1][1]), [*before, *group])
         else:
             ranges.append((start, stop, list(group)))
+    if ranges and ranges[-1][1] == len(text):
+        # the removal reaches the end: take the space before it (merged removals may not have)
+        first, stop, group = ranges[-1]
+        while first > 0 and text[first - 1] in " \n":
+            first -= 1
+        ranges[-1] = (first, stop, group)
     edits: list[Edit] = []
     for start, stop, group in ranges:
         reason = "; ".join(dict.fromkeys(r.reason for r in group))

@@ -84,7 +84,7 @@ def test_streaming_example_prints_each_sentence_verdict_as_it_arrives() -> None:
     sections = out.split("=== policy: ")[1:]
     assert [s.split(" ", 1)[0] for s in sections] == ["annotate", "stop", "buffer"]
     annotate, stop, buffer = sections
-    # The wrong room fails; the first sentence is supported; the report comes last.
+    # The wrong place fails; the first sentence is supported; the report comes last.
     for section in sections:
         assert "[ok  ] sentence 1: supported" in section
         assert "[FAIL] sentence 2: failed" in section
@@ -96,5 +96,6 @@ def test_streaming_example_prints_each_sentence_verdict_as_it_arrives() -> None:
     assert "[fact check:" in annotate and "Q3 budget" in annotate
     assert "stopped by the fact checker" in stop and "Q3 budget" not in stop
     assert (
-        "withheld by the fact checker" in buffer and "room 9C" not in buffer.split("sentence 2")[1]
+        "withheld by the fact checker" in buffer
+        and "cafeteria" not in buffer.split("sentence 2")[1]
     )

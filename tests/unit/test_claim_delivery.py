@@ -142,6 +142,12 @@ def test_an_uncertain_claim_is_annotated_not_removed() -> None:
     assert all(c.outcome is ClaimOutcome.SUPPORTED for c in outcomes[:3])
 
 
+def test_two_removals_at_the_end_leave_no_trailing_space() -> None:
+    rec, _, text, _ = deliver(claims_with([0.9, 0.8, 0.1, 0.1]))
+    assert rec.action == "correct_and_deliver"  # type: ignore[attr-defined]
+    assert text == " ".join(SENTENCES[:2])
+
+
 def test_a_one_claim_wrong_answer_is_regenerated() -> None:
     claims = claims_with([0.05])
     rec, record, _, _ = deliver(claims)
