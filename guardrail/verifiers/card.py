@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from guardrail.verifiers.export import ExportResult
+from guardrail.verifiers.export import ExportResult, portable_path
 
 
 class DatasetLicence(BaseModel):
@@ -110,7 +110,7 @@ def render_card(card: ModelCard) -> str:
     out += lineage_lines(cfg.get("parent") or {})
     if cfg:
         out.append(
-            f"- Data: `{cfg.get('data')}` (dev split: {cfg.get('dev_fraction')} by premise hash, seed {cfg.get('seed')})"
+            f"- Data: `{portable_path(cfg.get('data'))}` (dev split: {cfg.get('dev_fraction')} by premise hash, seed {cfg.get('seed')})"
         )
         steps = f", run ended at step {cfg['max_steps']}" if cfg.get("max_steps") else ""
         out.append(
@@ -120,7 +120,7 @@ def render_card(card: ModelCard) -> str:
             f"precision: {'bfloat16 autocast' if cfg.get('bf16') else 'fp32'}"
         )
         if cfg.get("exclude"):
-            files = ", ".join(f"`{path}`" for path in cfg["exclude"])
+            files = ", ".join(f"`{portable_path(path)}`" for path in cfg["exclude"])
             removed = summary.get("excluded_pairs") if summary else None
             count = f": {removed} pairs" if removed is not None else ""
             out.append(f"- Pairs also found in {files} were removed from training and dev{count}")

@@ -68,6 +68,15 @@ class ExportResult(BaseModel):
         return self.size_mb <= SIZE_LIMIT_MB
 
 
+def portable_path(path: object) -> str:
+    """A path as it may ship: the data set's own name from ``data/`` on (``data/nli-train/
+    pairs.jsonl.gz``), else the last three parts — never the build machine's absolute path."""
+    parts = Path(str(path)).parts
+    if "data" in parts:
+        return "/".join(parts[len(parts) - 1 - parts[::-1].index("data") :])
+    return "/".join(parts[-3:]) if Path(str(path)).is_absolute() else str(path)
+
+
 def export_onnx(
     model_dir: str | Path,
     out_dir: str | Path,
@@ -138,7 +147,7 @@ def export_onnx(
         config["guardrail_export"] = {
             "opset": OPSET,
             "quantization": QUANTIZATION_NAMES[storage],
-            "source": str(src.resolve()),
+            "source": portable_path(src.resolve()),
         }
         (out / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         result = ExportResult(

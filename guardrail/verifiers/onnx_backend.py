@@ -66,7 +66,9 @@ class OnnxVerifier(Verifier):
         config = read_json(path / "config.json")
         self.labels = LabelMap.from_id2label(config.get("id2label", {}), str(path))
         self.max_tokens = _max_tokens(config, max_tokens)
-        self.name = str(config.get("name_or_path") or path)
+        # a stable name (the exported model's own, else its folder): never the install path,
+        # so verdict.method and claim reasons do not change with where the package lives
+        self.name = str(config.get("name_or_path") or path.resolve().name)
         self.batch_size = max(1, int(batch_size))
         self._encoder = PairEncoder.from_dir(path, self.max_tokens)
         options = ort.SessionOptions()
