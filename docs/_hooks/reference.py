@@ -377,7 +377,7 @@ def sample_report() -> tuple[dict[str, Any], dict[str, Any]]:
         annotated="John's email is y.",
         coherence=r.CoherenceResult(
             issues=[r.CoherenceIssue(type="entity_mismatch", description="…", severity=0.5,
-                                     span=span, suggestion="…")]  # fmt: skip
+                                     span=span, suggestion="…")]
         ),
         factual_validation=r.FactualValidationResult(
             claim_validations=[
@@ -386,7 +386,7 @@ def sample_report() -> tuple[dict[str, Any], dict[str, Any]]:
         ),
         hallucination_flags=[
             r.HallucinationFlag(type=r.HallucinationType.WRONG_ATTRIBUTE, span=span, content="x",
-                                confidence=0.9, severity=0.8)  # fmt: skip
+                                confidence=0.9, severity=0.8)
         ],
         corrections=[
             r.Correction(type=r.CorrectionType.FACTUAL, span=span, original="x", replacement="y")
