@@ -6,7 +6,9 @@ the event loop keeps answering. Bad input is a 422 naming the field; a POST body
 JSON (``content-type`` missing or not ``application/json``, as ``curl -d @file`` sends) a 415;
 a missing or wrong bearer token (when ``$GUARDRAIL_API_TOKEN`` is set) a 401. ``/docs``
 (Swagger UI) and ``/redoc`` load their scripts and styles from this server (the
-``fastapi-offline`` package ships them), so they work with no network.
+``fastapi-offline`` package ships them), so they work with no network. When the documentation
+site has been built (``mkdocs build`` writes ``site/`` in the checkout; ``$GUARDRAIL_SITE_DIR``
+or ``create_app(guide_dir=...)`` names another folder), it is served under ``/guide/``.
 
 Example::
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -54,6 +57,9 @@ from guardrail.store.sqlite import ReportStore, StoredReport, StoreError, check_
 logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
+SITE_ENV = "GUARDRAIL_SITE_DIR"
+#: Where ``mkdocs build`` writes the documentation site in a checkout (mkdocs.yml ``site_dir``).
+CHECKOUT_SITE = Path(__file__).resolve().parents[2] / "site"
 WARMUP_INPUT: dict[str, Any] = {
     "query": "When is the meeting?",
     "response": "The meeting is at 2pm on Monday.",
@@ -238,6 +244,13 @@ def _location(report: dict[str, Any]) -> dict[str, str]:
     return {"Location": f"/v1/reports/{session}/{turn}"}
 
 
+def guide_site(guide_dir: str | Path | None = None) -> Path | None:
+    """The built documentation site to serve under ``/guide/``: ``guide_dir``, else
+    ``$GUARDRAIL_SITE_DIR``, else the checkout's ``site/`` — when it holds an ``index.html``."""
+    folder = Path(guide_dir or os.environ.get(SITE_ENV) or CHECKOUT_SITE)
+    return folder if (folder / "index.html").is_file() else None
+
+
 def create_app(
     config: GuardrailConfig | None = None,
     *,
@@ -245,8 +258,10 @@ def create_app(
     settings: ServiceSettings | None = None,
     guard: Any = None,
     knowledge_base: Any = None,
+    guide_dir: str | Path | None = None,
 ) -> FastAPI:
-    """The service app. ``guard`` defaults to ``Guardrail(config)``; ``store`` to none."""
+    """The service app. ``guard`` defaults to ``Guardrail(config)``; ``store`` to none; the
+    documentation site is served under ``/guide/`` when built (see :func:`guide_site`)."""
     from fastapi_offline import FastAPIOffline  # Swagger UI / ReDoc assets without a CDN
 
     if guard is None:
@@ -416,6 +431,9 @@ def create_app(
         return FileResponse(STATIC_DIR / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    guide = guide_site(guide_dir)
+    if guide is not None:
+        app.mount("/guide", StaticFiles(directory=guide, html=True), name="guide")
     app.add_middleware(BodyLimitMiddleware, max_bytes=state.settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     return app
