@@ -597,6 +597,14 @@ def expand(markdown: str) -> str:
 # --- MkDocs events --------------------------------------------------------------------------
 
 
+def on_config(config: Any) -> Any:
+    """Snippets (``--8<-- "examples/x.py"``) resolve from the repository root, wherever the
+    build runs from (pymdownx.snippets takes ``base_path`` relative to the working directory)."""
+    snippets = config["mdx_configs"].setdefault("pymdownx.snippets", {})
+    snippets["base_path"] = [str(ROOT)]
+    return config
+
+
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
@@ -613,7 +621,9 @@ ROLE_HTML = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
-    """Docstrings' Sphinx roles (rendered as ``:class:<code>~a.B</code>``) → ``<code>B</code>``."""
-    return ROLE_HTML.sub(
+    """Docstrings' Sphinx roles (rendered as ``:class:<code>~a.B</code>``) → ``<code>B</code>``;
+    an rst literal-block lead-in (``Example::``) loses its second colon."""
+    html = ROLE_HTML.sub(
         lambda m: f"<code>{m.group(2).split('.')[-1] if m.group(1) else m.group(2)}</code>", html
     )
+    return re.sub(r"(<p>[^<]*\w)::</p>", r"\1:</p>", html)
