@@ -519,6 +519,11 @@ def render_latency() -> str:
 VERIFIER_SETS = ("halueval_qa", "wice", "factcheck_gpt", "summedits")
 
 
+def portable(model: str) -> str:
+    """A model folder inside this checkout as a repository path (no machine's folders)."""
+    return re.sub(r"^/\S*?/(guardrail/|runs/|checkpoints/)", r"\1", model)
+
+
 def render_verifier() -> str:
     lines = ["| file | model | pairs per set | SNLI 3-way acc | "
              + " | ".join(f"{s} bAcc" for s in VERIFIER_SETS) + " | ship score |",
@@ -530,7 +535,7 @@ def render_verifier() -> str:
             continue
         row = [str((acc.get(s) or {}).get("balanced_accuracy_fixed", "")) for s in VERIFIER_SETS]
         lines.append(
-            f"| `{path.name}` | {cell(str(d.get('model', ''))[:60])} | {d.get('limit', '')} "
+            f"| `{path.name}` | {cell(portable(str(d.get('model', '')))[:60])} | {d.get('limit', '')} "
             f"| {(acc.get('snli_test') or {}).get('accuracy_3way', '')} | " + " | ".join(row)
             + f" | {d.get('ship_score', '')} |"
         )
