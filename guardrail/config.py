@@ -329,7 +329,8 @@ class DecisionConfig(StrictModel):
     regenerated only when what remains no longer answers the question. ``answer``: all or
     nothing — any unsupported claim (when the verdict is ``HALLUCINATION``) that is not repaired
     sends the whole answer to ``regenerate``. Claim-level delivers far more of long answers
-    (see the README's figures); answer-level never shows an annotated answer."""
+    (docs/concepts/recommendations.md has the measured trade-off); answer-level never shows an
+    annotated answer."""
     remove_below: float | None = None
     """``claim`` granularity: an unsupported claim whose ``p_supported`` is below this is a
     confident problem (repaired or removed); between this and the claim threshold it is

@@ -12,7 +12,7 @@ from guardrail.errors import InputError
 from guardrail.inputs import DialogueState, check_keys, read_passage_rows
 from guardrail.report import Correction, CorrectionType, GuardReport
 
-#: ``guardrail check --help`` epilog: where the time of one check goes (measured; see README).
+#: ``guardrail check --help`` epilog: where the time of one check goes (measured; docs/how-to has the figures).
 TIMING_EPILOG = """\
 timing: each `guardrail check` is a new process, and most of its time is loading, not
 checking: the imports and the models (verifier, embedder, spaCy) load before the answer is
