@@ -130,14 +130,16 @@ class CorrectionStage(Stage):
             for c in outcome.corrections
         ]
         logger.debug("corrections: %s", count_by_type(final))
-        extra = {"delivered_qud": self._delivered_qud(state, outcome.corrected)}
-        return StageUpdate(
+        update = StageUpdate(
             corrections=final,
             corrected=outcome.corrected,
             annotated=outcome.annotated,
             new_entities=outcome.new_entities,
-            **(extra if plan.removals else {}),
         )
+        if plan.removals:  # only then can the answer have lost what answered the question
+            qud = self._delivered_qud(state, outcome.corrected)
+            update = StageUpdate(**update.fields(), delivered_qud=qud)
+        return update
 
     def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
         """Seed 004's QUD check on the text left after removals (``None``: not applicable)."""

@@ -232,3 +232,21 @@ def test_evidence_the_verifier_cannot_read_makes_the_answer_unverified(guard: Gu
     assert r.hallucination_flags == []
     assert all(c.status is ClaimStatus.UNVERIFIED for c in r.claims)
     assert "'zh'" in (r.claims[0].reason or "")
+
+
+def test_an_answer_whose_answering_claim_is_removed_is_regenerated(guard: Guardrail) -> None:
+    """Issue 28: the claim that answers the question is itself unsupported → regenerate, with
+    guidance naming it once (seed 004's QUD check on what would be delivered)."""
+    wrong = "AlphaCodium was acquired by Google in 2024."
+    r = guard.invoke(
+        {
+            "query": "Who acquired AlphaCodium?",
+            "response": f"{wrong} It is a code generation method developed by CodiumAI.",
+            "passages": [ALPHA],
+        }
+    )
+    assert r.action is Action.REGENERATE, r.decision
+    assert "does not answer the question" in r.decision.gate
+    assert r.claims[0].outcome is ClaimOutcome.REMOVED and r.delivered_text is None
+    items = r.recommendation.items  # type: ignore[union-attr]
+    assert sum(wrong in item for item in items) == 1
