@@ -6,7 +6,8 @@ or an unambiguous first / last name. The spaCy dependency parse yields what the 
 about each mention: "John Smith *from Marketing*", "John, *who works in Engineering*", "John is
 *the CFO*", "John's *department is Marketing*". Each asserted value is matched to the attribute
 it speaks about (the key named in the text, else the attribute whose value or name is closest
-in embedding space and of the same shape) and compared. Mismatches get the value's span.
+in embedding space and of the same shape) and compared with the fact stage's rule
+(:func:`~guardrail.facts.compare.compare_values`). Mismatches get the value's span.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from guardrail.coherence.assertions import Assertion, assertions_about
 from guardrail.coherence.context import CoherenceContext, Vectors
 from guardrail.config import CoherenceConfig
 from guardrail.errors import KnowledgeBaseError
+from guardrail.facts.compare import compare_values
 from guardrail.report import CoherenceIssue, DimensionScore, Span
 
 if TYPE_CHECKING:
@@ -130,9 +132,11 @@ def _shape(value: str) -> str:
     return "number" if digits and digits >= len(value.replace(" ", "")) / 2 else "text"
 
 
-def _same(a: str, b: str) -> bool:
-    x, y = a.strip().lower(), b.strip().lower()
-    return x == y or fuzz.ratio(x, y) >= 90 or fuzz.token_set_ratio(x, y) == 100
+def _same(claimed: str, known: str) -> bool:
+    """The fact stage's rule (:func:`~guardrail.facts.compare.compare_values`): case, generic
+    heads ("department") and small free-text edits are tolerated; emails, numbers, dates, phones
+    and URLs never match fuzzily."""
+    return compare_values(claimed, known).matches
 
 
 def entity_texts(mentions: list[Mention]) -> list[str]:

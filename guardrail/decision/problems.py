@@ -6,7 +6,10 @@ calibrated ``p_supported`` is below ``remove_below`` (a confident "not supported
 ``HALLUCINATION``. Under both: claims contradicted with confidence ≥ ``decision.strong_flag``,
 flags of a blocking type at least that confident (contradicts fact, wrong attribute, fabricated
 fact, nonexistent entity, temporal error, contradicts prior, logical inconsistency),
-knowledge-base contradictions at least that confident and dialogue-history conflicts.
+knowledge-base contradictions at least that confident and dialogue-history conflicts. A
+WRONG_ATTRIBUTE flag on the value of a knowledge-base contradiction is that contradiction
+restated (:func:`~guardrail.hallucination.flags.wrong_attribute_flags`): the two are one
+problem, ``kb_contradiction``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,12 @@ CLAIM_KINDS = frozenset({"unsupported", "contradicted"})
 def overlaps(a: Span, b: Span) -> bool:
     """Whether two character spans share at least one character."""
     return a.start < b.end and b.start < a.end
+
+
+def _restates(problem: Problem, span: Span) -> bool:
+    """Whether ``problem`` is the WRONG_ATTRIBUTE flag on the value at ``span``."""
+    same_span = (problem.span.start, problem.span.end) == (span.start, span.end)
+    return same_span and problem.kind == HallucinationType.WRONG_ATTRIBUTE.value
 
 
 def remove_below(config: GuardrailConfig) -> float | None:
@@ -132,6 +141,8 @@ def find_problems(
             else:
                 continue
             span = v.claim.object_span or v.claim.span
+            if kind == "kb_contradiction":  # one wrong value is one problem
+                problems = [p for p in problems if not _restates(p, span)]
             index = next((i for i, c in enumerate(claims) if overlaps(c.span, span)), None)
             problems.append(
                 Problem(

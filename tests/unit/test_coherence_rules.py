@@ -12,13 +12,14 @@ import pytest
 from guardrail.coherence.acts import DialogueAct, classify_by_rules
 from guardrail.coherence.assertions import assertions_about
 from guardrail.coherence.checker import build_context, weighted_score
+from guardrail.coherence.context import Vectors
 from guardrail.coherence.discourse import presupposition
-from guardrail.coherence.entity import _same, _shape, find_mentions
+from guardrail.coherence.entity import _same, _shape, analyze_entity, entity_texts, find_mentions
 from guardrail.coherence.gender import name_gender, pronoun_gender
 from guardrail.coherence.qud import coverage
 from guardrail.coherence.questions import AnswerKind, QuestionType, classify_question
 from guardrail.coherence.reference import analyze_reference
-from guardrail.config import CoherenceWeights
+from guardrail.config import CoherenceConfig, CoherenceWeights
 from guardrail.errors import InputError
 from guardrail.inputs import DialogueState
 from guardrail.report import DimensionScore
@@ -138,9 +139,45 @@ def test_value_comparison_and_shapes() -> None:
     assert _same("Engineering", "engineering")
     assert _same("Engineering", "Engineering department")
     assert not _same("Marketing", "Engineering")
+    assert _same("Enginering", "Engineering")  # a small free-text edit is the same value
+    # structured values never match fuzzily (the fact stage's rule, facts/compare.py)
+    assert not _same("john.t@company.org", "john.s@company.org")
+    assert not _same("85,001", "85,000")
     assert _shape("john@x.com") == "email"
     assert _shape("2019") == "number"
     assert _shape("Marketing") == "text"
+
+
+class _OneHot:
+    """Every distinct string its own direction: no value is slotted by similarity alone."""
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        import numpy as np
+
+        return np.eye(len(texts), dtype=np.float32)
+
+
+def test_entity_consistency_uses_the_fact_comparison(nlp: Any) -> None:
+    dialogue = DialogueState(
+        entities=[
+            {
+                "name": "John Smith",
+                "attributes": {"email": "john.s@company.org", "department": "Engineering"},
+            }
+        ]
+    )
+    response = "John's email is john.t@company.org. John works in the engineering department."
+    ctx = build_context(response, "", dialogue, nlp)
+    mentions = find_mentions(ctx)
+    vectors = Vectors.encode(_OneHot(), entity_texts(mentions))
+    score, issues = analyze_entity(ctx, mentions, vectors, CoherenceConfig())
+    checked = {c["value"]: c["consistent"] for c in score.details["checked"]}
+    assert checked == {"john.t@company.org": False, "engineering": True}
+    start = response.index("john.t")
+    assert [(i.type, i.span.start, i.span.end) for i in issues] == [
+        ("entity_mismatch", start, start + len("john.t@company.org"))
+    ]
+    assert score.score == 0.5
 
 
 def test_mentions_use_registry_aliases_and_unique_first_names(nlp: Any) -> None:

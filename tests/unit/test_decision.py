@@ -205,7 +205,10 @@ def test_kb_contradiction_overrides_a_verified_evidence_verdict() -> None:
     ]
     v = Verdict(label=VerdictLabel.VERIFIED, reason="evidence fine")
     problems = find_problems(claims, flags, factual, v, D)
-    assert {p.kind for p in problems} == {"kb_contradiction", "wrong_attribute"}
+    # the WRONG_ATTRIBUTE flag restates the contradiction: one wrong value, one problem
+    assert [(p.kind, p.span, p.claim_index) for p in problems] == [
+        ("kb_contradiction", flags[0].span, 1)
+    ]
     assert consistent_verdict(v, problems).label is VerdictLabel.HALLUCINATION
     rec, _ = run(claims, VerdictLabel.VERIFIED, 0.95, factual=factual, flags=flags)
     assert rec.action == "regenerate"  # never accepted while the KB says otherwise
