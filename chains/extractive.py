@@ -48,8 +48,8 @@ _STOPWORDS = frozenset(
 )
 _PROMPT = re.compile(
     r"Context:\s*\n(?P<context>.*?)\n\s*\nQuestion:\s*(?P<question>.*?)"
-    r"(?:\n\s*\nYour previous answer was rejected[^\n]*?Previous answer:\s*(?P<previous>.*?)"
-    r"\nFix it as follows:.*)?\s*$",
+    r"(?:\n\s*\nYour previous answer was rejected[^\n]*?Previous answer:\s*(?:<previous_answer>)?"
+    r"(?P<previous>.*?)(?:</previous_answer>\s*)?\nFix it as follows:.*)?\s*$",
     re.DOTALL,
 )
 _NUMBERED = re.compile(r"\n\s*\n(?=\[\d+\]\s)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +28,36 @@ from guardrail.errors import InputError
 
 #: The pydantic error type of an unknown key (the same as pydantic's own ``extra="forbid"``).
 UNKNOWN_KEY = "extra_forbidden"
+
+#: Session ids become store keys, path segments of seed 004's key layout and of report URLs:
+#: 1-128 letters, digits and ``. _ : -`` (no ``/``, spaces, quotes or markup).
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+#: The largest turn id a store can hold (a signed 64-bit integer).
+MAX_TURN_ID = 2**63 - 1
+
+
+def _shown(value: str, limit: int = 40) -> str:
+    """``value`` quoted for an error message, cut to ``limit`` characters."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` if it is a usable id, else ``InputError`` naming the field and the rule."""
+    if not isinstance(session_id, str) or not SESSION_ID_PATTERN.fullmatch(session_id):
+        shown = _shown(session_id) if isinstance(session_id, str) else type(session_id).__name__
+        raise InputError(
+            f"session_id {shown} must be 1-128 characters of letters, digits and . _ : -"
+        )
+    return session_id
+
+
+def check_turn_id(turn_id: int) -> int:
+    """``turn_id`` if it is between 0 and :data:`MAX_TURN_ID`, else ``InputError``."""
+    if turn_id < 0:
+        raise InputError(f"turn_id must be >= 0, not {turn_id}")
+    if turn_id > MAX_TURN_ID:
+        raise InputError(f"turn_id must be <= {MAX_TURN_ID}, not {turn_id}")
+    return turn_id
 
 
 def nearest_key(key: object, valid: Iterable[str]) -> str | None:
@@ -231,9 +262,10 @@ class GuardInput(StrictModel):
     knowledge_base: Any = None
     """A knowledge-base handle (see ``guardrail.knowledge``), a path to one, or ``None``."""
     session_id: str | None = None
-    """Conversation id, recorded in traces and stored results."""
+    """Conversation id, recorded in traces and stored results: 1-128 letters, digits and
+    ``. _ : -`` (:func:`check_session_id`)."""
     turn_id: int | None = None
-    """Index of this turn in the conversation."""
+    """Index of this turn in the conversation (0 or more)."""
 
     @field_validator("passages", mode="before")
     @classmethod
@@ -248,6 +280,16 @@ class GuardInput(StrictModel):
             )
         # Dicts are left to pydantic, so an error says which passage (``passages[2].txt``).
         return [v if isinstance(v, dict) else Passage.coerce(v) for v in value]
+
+    @field_validator("session_id")
+    @classmethod
+    def _session_id_is_usable(cls, value: str | None) -> str | None:
+        return value if value is None else check_session_id(value)
+
+    @field_validator("turn_id")
+    @classmethod
+    def _turn_id_is_usable(cls, value: int | None) -> int | None:
+        return value if value is None else check_turn_id(value)
 
     @field_validator("response", mode="before")
     @classmethod

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -34,15 +33,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from guardrail.errors import GuardrailError, InputError
-from guardrail.inputs import GuardInput
+from guardrail.inputs import GuardInput, coerce_input
+from guardrail.inputs import check_session_id as check_session_id  # re-exported
 from guardrail.report import GuardReport
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 DEFAULT_SESSION = "default"
-#: Session ids become path segments of seed 004's key layout: no ``/``, no spaces.
-SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS reports (
@@ -109,15 +107,6 @@ class ReportPage(BaseModel):
         """Offset of the next page, or ``None`` on the last one."""
         nxt = self.offset + len(self.items)
         return nxt if nxt < self.total else None
-
-
-def check_session_id(session_id: str) -> str:
-    """``session_id`` if it can be a key segment, else ``InputError``."""
-    if not SESSION_ID_PATTERN.match(session_id):
-        raise InputError(
-            f"session_id {session_id!r} must be 1-128 characters of letters, digits and . _ : @ -"
-        )
-    return session_id
 
 
 def input_record(data: GuardInput) -> dict[str, Any]:
@@ -195,7 +184,7 @@ class ReportStore:
         ``turn_id``, else the input's, else the next free turn of the session. Storing a turn
         that already exists adds an attempt.
         """
-        inp = data if isinstance(data, GuardInput) else GuardInput.model_validate(data)
+        inp = coerce_input(data)
         session = check_session_id(
             session_id or inp.session_id or report.session_id or DEFAULT_SESSION
         )
