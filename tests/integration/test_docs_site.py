@@ -26,12 +26,12 @@ from typing import Any
 
 import pytest
 
+from tests.chromium import headless_chromium
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 TABS = ["Home", "Get started", "Concepts", "How-to guides", "Reference", "Benchmarks"]
 ACTIONS = ["accept", "accept_with_flags", "correct_and_deliver", "regenerate", "human_review"]
 
@@ -90,41 +90,15 @@ def served(site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (setup.sh installs them)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager fetch anything
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        # The network off: no name resolves (a CDN asset cannot load); 127.0.0.1 needs none.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    try:
+    with headless_chromium(tmp_path_factory.mktemp("chromium-profile"), "1280,1000") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def screenshot_path(tmp_path: Path, name: str) -> Path:
     folder = os.environ.get("GUARDRAIL_SITE_SCREENSHOTS")
-    target = (ROOT / folder if not Path(folder).is_absolute() else Path(folder)) if folder else tmp_path
+    target = (
+        (ROOT / folder if not Path(folder).is_absolute() else Path(folder)) if folder else tmp_path
+    )
     target.mkdir(parents=True, exist_ok=True)
     return target / name
 
@@ -140,9 +114,7 @@ def open_page(driver: Any, url: str) -> None:
 
 def only_local_resources(driver: Any, base: str) -> None:
     """Every resource the page loaded came from the local server (fonts, scripts, styles)."""
-    urls = driver.execute_script(
-        "return performance.getEntriesByType('resource').map(e => e.name)"
-    )
+    urls = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     foreign = [u for u in urls if not u.startswith(base) and not u.startswith("data:")]
     assert not foreign, f"resources from outside the site: {foreign}"
 
@@ -154,9 +126,7 @@ def rendered_navigation(driver: Any) -> None:
     assert tabs == TABS, tabs
     header = driver.find_element(By.CSS_SELECTOR, "header.md-header")
     assert header.is_displayed() and header.size["height"] > 30
-    color = driver.execute_script(
-        "return getComputedStyle(arguments[0]).backgroundColor", header
-    )
+    color = driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", header)
     assert color not in ("rgba(0, 0, 0, 0)", "transparent"), "Material's CSS did not load"
     sidebar = driver.find_element(By.CSS_SELECTOR, ".md-sidebar--primary")
     assert sidebar.is_displayed()
@@ -188,9 +158,7 @@ def test_recommendations_page_renders_offline(served: str, browser: Any, tmp_pat
     assert browser.find_element(By.CSS_SELECTOR, ".md-content h1").text.startswith(
         "The five recommendations"
     )
-    active = browser.find_elements(
-        By.CSS_SELECTOR, ".md-sidebar--primary .md-nav__link--active"
-    )
+    active = browser.find_elements(By.CSS_SELECTOR, ".md-sidebar--primary .md-nav__link--active")
     assert any("recommendations" in a.text.lower() for a in active), [a.text for a in active]
     first_table = browser.find_element(By.CSS_SELECTOR, ".md-content table")
     rows = [r.text for r in first_table.find_elements(By.CSS_SELECTOR, "tbody tr")]

@@ -22,19 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.chromium import headless_chromium
 from tests.integration.test_service_server import ROOT, running
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 REQUEST = json.loads((ROOT / "examples/data/check_request.json").read_text())
 KB = json.loads((ROOT / "examples/data/seed004_kb.json").read_text())
 #: Repaired from the knowledge base: correct_and_deliver although the confidence is ~0.
@@ -67,38 +65,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (setup.sh installs them)"
-        )
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager fetch anything
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1500",
-        # The network off: no name resolves (a CDN asset cannot load); 127.0.0.1 needs none.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    try:
+    with headless_chromium(tmp_path_factory.mktemp("chromium-profile"), "1280,1500") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def wait(driver: Any, condition: Any, timeout: float = 300) -> Any:
