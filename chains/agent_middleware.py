@@ -45,7 +45,6 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import patch_config
 
 from chains.results import OnFail
 from chains.streaming import SentenceGuard, StreamsThroughGuard
@@ -220,61 +219,39 @@ class GuardedAgent(StreamsThroughGuard, Runnable[Any, Any]):
             base["knowledge_base"] = self.hook.knowledge_base
         return base
 
-    def _route(self, item: Any, state: dict[str, Any]) -> str | None:
+    def _chunks(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> Iterator[Any]:
+        state |= {"query": self._query(value), "tools": []}
+        chunks: Iterator[Any] = self.agent.stream(value, child, stream_mode="messages")
+        return chunks
+
+    def _achunks(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        state |= {"query": self._query(value), "tools": []}
+        chunks: AsyncIterator[Any] = self.agent.astream(value, child, stream_mode="messages")
+        return chunks
+
+    def _text(self, chunk: Any, state: dict[str, Any]) -> tuple[str | None, Any]:
         """What a ``messages``-mode item means: the text of a final-answer chunk, or ``None``
         (tool results are recorded as evidence; tool-calling turns are dropped)."""
-        message, meta = item
+        message, meta = chunk
         if isinstance(message, ToolMessage) and message.text.strip():
             state["tools"].append(Passage(text=message.text, source=f"tool:{message.name or '?'}"))
-            return None
+            return None, None
         if not isinstance(message, AIMessageChunk) or meta.get("langgraph_node") != self.model_node:
-            return None
+            return None, None
         if message.id != state.get("id"):  # a new model turn
             state["id"], state["guard"], state["tool_turn"] = message.id, None, False
         if message.tool_call_chunks:
             state["guard"], state["tool_turn"] = None, True
-        return None if state["tool_turn"] else message.text
+        return (None if state["tool_turn"] else message.text), None
 
-    def _guard(self, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
         if state.get("guard") is None:
             base = self._base(state["query"], state["tools"], child)
             state["guard"] = SentenceGuard(self.hook.guardrail, base, self.streaming, child)
         guard: SentenceGuard = state["guard"]
         return guard
-
-    def _stream(
-        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> Iterator[Any]:
-        value = next(inputs)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        state: dict[str, Any] = {"query": self._query(value), "tools": []}
-        for item in self.agent.stream(value, child, stream_mode="messages"):
-            text = self._route(item, state)
-            if text:
-                guard = self._guard(state, child)
-                yield from guard.feed(text)
-                if guard.stopped:
-                    break
-        if state.get("guard") is not None:
-            yield from state["guard"].close()
-
-    async def _astream(
-        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> AsyncIterator[Any]:
-        value = await anext(inputs)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        state: dict[str, Any] = {"query": self._query(value), "tools": []}
-        async for item in self.agent.astream(value, child, stream_mode="messages"):
-            text = self._route(item, state)
-            if text:
-                guard = self._guard(state, child)
-                async for out in guard.afeed(text):
-                    yield out
-                if guard.stopped:
-                    break
-        if state.get("guard") is not None:
-            async for out in state["guard"].aclose():
-                yield out
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]

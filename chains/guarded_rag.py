@@ -59,6 +59,9 @@ from guardrail.report import Action
 
 logger = logging.getLogger(__name__)
 
+#: A request's question, its extra guardrail inputs and its passages.
+Retrieved = tuple[str, dict[str, Any], list[Passage]]
+
 EMPTY_ANSWER_GUIDANCE = "Your answer was empty. Answer the question using the context."
 
 
@@ -269,32 +272,58 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         assert result is not None
         return self._finish(result, attempts, passages)
 
-    def _start(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+    def _retrieve(self, value: Any, child: RunnableConfig) -> Retrieved:
+        """The question, the extra inputs and the passages (given, else retrieved)."""
         question, extra = _question_of(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        return question, extra, child
+        if "passages" in extra:
+            return question, extra, self._passages(extra.pop("passages"))
+        return question, extra, self._passages(self.retriever.invoke(question, child))
+
+    async def _aretrieve(self, value: Any, child: RunnableConfig) -> Retrieved:
+        """Async :meth:`_retrieve`."""
+        question, extra = _question_of(value)
+        if "passages" in extra:
+            return question, extra, self._passages(extra.pop("passages"))
+        return question, extra, self._passages(await self.retriever.ainvoke(question, child))
 
     def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        question, extra, child = self._start(value, run_manager, config)
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(self.retriever.invoke(question, child))
+        child = patch_config(config, callbacks=run_manager.get_child())
+        question, extra, passages = self._retrieve(value, child)
         return self._loop(question, passages, extra, child, [])
 
     async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        question, extra, child = self._start(value, run_manager, config)
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(await self.retriever.ainvoke(question, child))
+        child = patch_config(config, callbacks=run_manager.get_child())
+        question, extra, passages = await self._aretrieve(value, child)
         return await self._aloop(question, passages, extra, child, [])
 
     # --- streaming ----------------------------------------------------------------------
 
-    def _sentence_guard(self, data: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+    def _open_stream(self, question: str, extra: dict[str, Any], passages: list[Passage],
+                     state: dict[str, Any], child: RunnableConfig) -> dict[str, Any]:  # fmt: skip
+        """The first attempt's data (``state["data"]``) and the stream's guard."""
+        data = {"question": question, "passages": passages, "number": 1, "extra": extra}
         base = self._guard_input(data, "")
-        return SentenceGuard(self.guardrail, base, self.streaming, child)
+        state["data"] = data
+        state["guard"] = SentenceGuard(self.guardrail, base, self.streaming, child)
+        return data
+
+    def _chunks(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> Iterator[Any]:
+        data = self._open_stream(*self._retrieve(value, child), state, child)
+        yield from self.generate.stream(self._prompt_vars(data), child)
+
+    async def _achunks(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        data = self._open_stream(*await self._aretrieve(value, child), state, child)
+        async for token in self.generate.astream(self._prompt_vars(data), child):
+            yield token
+
+    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+        guard: SentenceGuard = state["guard"]
+        return guard
+
+    def _shown(self, item: Any, state: dict[str, Any]) -> Any:
+        return item if isinstance(item, str) else None  # checks stay events; the answer is last
 
     def _streamed_attempt(
         self, data: dict[str, Any], guard: SentenceGuard, child: RunnableConfig
@@ -316,45 +345,17 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
             report = await self.guardrail.ainvoke(self._guard_input(data, guard.answer), child)
         return Attempt(number=1, answer=guard.answer, report=report)
 
-    def _stream(
-        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> Iterator[Any]:
-        question, extra, child = self._start(next(inputs), run_manager, config)
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(self.retriever.invoke(question, child))
-        data = {"question": question, "passages": passages, "number": 1, "extra": extra}
-        guard = self._sentence_guard(data, child)
-        for token in self.generate.stream(self._prompt_vars(data), child):
-            yield from (i for i in guard.feed(token) if isinstance(i, str))
-            if guard.stopped:
-                break
-        yield from (i for i in guard.close() if isinstance(i, str))
+    def _tail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
+        data, guard = state["data"], state["guard"]
         attempts = [self._streamed_attempt(data, guard, child)]
-        yield self._loop(question, passages, extra, child, attempts)
+        return [self._loop(data["question"], data["passages"], data["extra"], child, attempts)]
 
-    async def _astream(
-        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> AsyncIterator[Any]:
-        question, extra, child = self._start(await anext(inputs), run_manager, config)
-        if "passages" in extra:
-            passages = self._passages(extra.pop("passages"))
-        else:
-            passages = self._passages(await self.retriever.ainvoke(question, child))
-        data = {"question": question, "passages": passages, "number": 1, "extra": extra}
-        guard = self._sentence_guard(data, child)
-        async for token in self.generate.astream(self._prompt_vars(data), child):
-            async for item in guard.afeed(token):
-                if isinstance(item, str):
-                    yield item
-            if guard.stopped:
-                break
-        async for item in guard.aclose():
-            if isinstance(item, str):
-                yield item
+    async def _atail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
+        data, guard = state["data"], state["guard"]
         attempts = [await self._astreamed_attempt(data, guard, child)]
-        yield await self._aloop(question, passages, extra, child, attempts)
+        return [
+            await self._aloop(data["question"], data["passages"], data["extra"], child, attempts)
+        ]
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]

@@ -188,19 +188,27 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
         found = self.streaming or getattr(self.guardrail.config, "streaming", None)
         return StreamingConfig.load(found)
 
-    def _delta(self, chunk: Any, seen: dict[str, Any]) -> tuple[str, Any]:
+    def _chunks(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> Iterator[Any]:
+        return self.chain.stream(value, child)
+
+    def _achunks(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        return self.chain.astream(value, child)
+
+    def _text(self, chunk: Any, state: dict[str, Any]) -> tuple[str | None, Any]:
         """Split a streamed chunk into the answer text in it and what passes through as is."""
         if isinstance(chunk, str):
-            seen.setdefault("kind", "text")
+            state.setdefault("kind", "text")
             return chunk, None
         if isinstance(chunk, BaseMessage):
-            seen.setdefault("kind", "message")
+            state.setdefault("kind", "message")
             return chunk.text, None
         if isinstance(chunk, dict):
-            seen.setdefault("kind", "dict")
+            state.setdefault("kind", "dict")
             rest = {k: v for k, v in chunk.items() if k != self.answer_key}
             if self.context_key in chunk:
-                seen[self.context_key] = chunk[self.context_key]
+                state[self.context_key] = chunk[self.context_key]
             answer = chunk.get(self.answer_key)
             text = answer.text if isinstance(answer, BaseMessage) else answer
             return (text if isinstance(text, str) else ""), (AddableDict(rest) if rest else None)
@@ -208,9 +216,9 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
             f"cannot stream the answer of this chain: chunks of type {type(chunk).__name__}"
         )
 
-    def _out(self, item: StreamItem, seen: dict[str, Any]) -> Any:
+    def _shown(self, item: StreamItem, state: dict[str, Any]) -> Any:
         """A stream item as a chunk of the chain's kind (``None`` for sentence checks)."""
-        kind = seen.get("kind", "text")
+        kind = state.get("kind", "text")
         if isinstance(item, SentenceCheck):
             return None
         if isinstance(item, GuardReport):
@@ -219,61 +227,19 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
             return AddableDict({self.answer_key: item})
         return AIMessageChunk(content=item) if kind == "message" else item
 
-    def _sentence_guard(self, value: Any, seen: dict[str, Any], child: RunnableConfig) -> Any:
-        output = {self.context_key: seen[self.context_key]} if self.context_key in seen else None
-        return SentenceGuard(
-            self.guardrail, self.evidence(value, output, child), self._settings(), child
-        )
+    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+        if state.get("guard") is None:
+            context = self.context_key
+            output = {context: state[context]} if context in state else None
+            evidence = self.evidence(value, output, child)
+            state["guard"] = SentenceGuard(self.guardrail, evidence, self._settings(), child)
+        guard: SentenceGuard = state["guard"]
+        return guard
 
-    def _stream(
-        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> Iterator[Any]:
-        value = next(inputs)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        seen: dict[str, Any] = {}
-        guard: SentenceGuard | None = None
-        for chunk in self.chain.stream(value, child):
-            delta, passthrough = self._delta(chunk, seen)
-            if passthrough is not None:
-                yield passthrough
-            if not delta:
-                continue
-            guard = guard or self._sentence_guard(value, seen, child)
-            for item in guard.feed(delta):
-                if (out := self._out(item, seen)) is not None:
-                    yield out
-            if guard.stopped:
-                break
-        if guard is None:
+    def _closing(self, state: dict[str, Any]) -> SentenceGuard | None:
+        if state.get("guard") is None:
             raise InputError("the chain streamed no answer text: there is nothing to check")
-        for item in guard.close():
-            if (out := self._out(item, seen)) is not None:
-                yield out
-
-    async def _astream(
-        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> AsyncIterator[Any]:
-        value = await anext(inputs)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        seen: dict[str, Any] = {}
-        guard: SentenceGuard | None = None
-        async for chunk in self.chain.astream(value, child):
-            delta, passthrough = self._delta(chunk, seen)
-            if passthrough is not None:
-                yield passthrough
-            if not delta:
-                continue
-            guard = guard or self._sentence_guard(value, seen, child)
-            async for item in guard.afeed(delta):
-                if (out := self._out(item, seen)) is not None:
-                    yield out
-            if guard.stopped:
-                break
-        if guard is None:
-            raise InputError("the chain streamed no answer text: there is nothing to check")
-        async for item in guard.aclose():
-            if (out := self._out(item, seen)) is not None:
-                yield out
+        return super()._closing(state)
 
 
 def with_guardrail(

@@ -84,13 +84,105 @@ StreamItem = str | SentenceCheck | GuardReport
 
 
 class StreamsThroughGuard:
-    """``stream``/``astream`` for a guarded Runnable.
+    """``stream``/``astream`` for a guarded Runnable: one loop, sync and async.
 
-    The Runnable supplies ``_stream(input_iter, run_manager, config)`` and ``_astream(...)``
-    (transform-style generators that check sentences as they complete) and ``_root(config)``
-    (its root run config); the stream runs inside LangChain's callback machinery so every
-    sentence check and the final result appear in the trace.
+    The loop pulls the wrapped Runnable's chunks, feeds their answer text to a
+    :class:`SentenceGuard` (each sentence checked once complete), stops when the guard stops,
+    closes the guard, then yields the Runnable's own last items. The stream runs inside
+    LangChain's callback machinery so every sentence check and the final result appear in the
+    trace. ``state`` is a dict created per stream (it holds that stream's guard under
+    ``"guard"``); nothing per stream is stored on ``self``.
+
+    The Runnable supplies ``_root(config)`` (its root run config), ``_chunks`` / ``_achunks``
+    (the chunks to guard) and ``_guard`` (the stream's guard, made on first text); it may
+    override ``_text``, ``_shown``, ``_closing`` and ``_tail`` / ``_atail``.
     """
+
+    def _chunks(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> Iterator[Any]:
+        """The wrapped Runnable's streamed chunks for ``value``."""
+        raise NotImplementedError
+
+    def _achunks(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`_chunks`."""
+        raise NotImplementedError
+
+    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+        """The stream's guard (``state["guard"]``), made when the first text arrives."""
+        raise NotImplementedError
+
+    def _text(self, chunk: Any, state: dict[str, Any]) -> tuple[str | None, Any]:
+        """A chunk's answer text and what passes through as is (``None``: nothing)."""
+        return chunk, None
+
+    def _shown(self, item: StreamItem, state: dict[str, Any]) -> Any:
+        """A guard's item as this Runnable streams it (``None``: not streamed)."""
+        return item
+
+    def _closing(self, state: dict[str, Any]) -> SentenceGuard | None:
+        """The guard to close when the chunks end (``None``: none)."""
+        guard: SentenceGuard | None = state.get("guard")
+        return guard
+
+    def _tail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
+        """What follows the closed guard's items (the Runnable's result, if any)."""
+        return []
+
+    async def _atail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
+        """Async :meth:`_tail`."""
+        return []
+
+    def _stream(
+        self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> Iterator[Any]:
+        value = next(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        state: dict[str, Any] = {}
+        for chunk in self._chunks(value, state, child):
+            text, passthrough = self._text(chunk, state)
+            if passthrough is not None:
+                yield passthrough
+            if not text:
+                continue
+            guard = self._guard(value, state, child)
+            for item in guard.feed(text):
+                if (out := self._shown(item, state)) is not None:
+                    yield out
+            if guard.stopped:
+                break
+        closing = self._closing(state)
+        if closing is not None:
+            for item in closing.close():
+                if (out := self._shown(item, state)) is not None:
+                    yield out
+        yield from self._tail(state, child)
+
+    async def _astream(
+        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[Any]:
+        value = await anext(inputs)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        state: dict[str, Any] = {}
+        async for chunk in self._achunks(value, state, child):
+            text, passthrough = self._text(chunk, state)
+            if passthrough is not None:
+                yield passthrough
+            if not text:
+                continue
+            guard = self._guard(value, state, child)
+            async for item in guard.afeed(text):
+                if (out := self._shown(item, state)) is not None:
+                    yield out
+            if guard.stopped:
+                break
+        closing = self._closing(state)
+        if closing is not None:
+            async for item in closing.aclose():
+                if (out := self._shown(item, state)) is not None:
+                    yield out
+        for item in await self._atail(state, child):
+            yield item
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
