@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from guardrail.hallucination import retrieval
 from guardrail.models import OFFLINE_EMBEDDING
 
 #: Seed 000 v2's embedding model, for machines that can reach the Hugging Face hub.
@@ -58,18 +59,31 @@ class SentenceEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
 
-def cosine_scores(embeddings: Embeddings, query: str, texts: list[str]) -> list[float]:
-    """Cosine similarity of ``query`` with each text (vectors are re-normalised here)."""
-    import numpy as np
+class EmbeddingsEncoder:
+    """A LangChain ``Embeddings`` seen as the guardrail's encoder (``encode`` → unit vectors),
+    so the guardrail's retrieval scoring (:mod:`guardrail.hallucination.retrieval`) runs on it.
 
-    if not texts:
-        return []
-    q = np.asarray(embeddings.embed_query(query), dtype=np.float64)
-    d = np.asarray(embeddings.embed_documents(texts), dtype=np.float64)
-    q /= np.linalg.norm(q) or 1.0
-    norms = np.linalg.norm(d, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return [float(s) for s in (d / norms) @ q]
+    Every text is embedded with ``embed_documents`` (the guardrail embeds the query as a text
+    too); with a symmetric model such as the default MiniLM this is ``embed_query``.
+    """
+
+    def __init__(self, embeddings: Embeddings) -> None:
+        self.embeddings = embeddings
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        """Unit-length vectors of ``texts``, one row each."""
+        import numpy as np
+
+        vectors = np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float64)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return vectors / norms
+
+
+def cosine_scores(embeddings: Embeddings, query: str, texts: list[str]) -> list[float]:
+    """Cosine similarity of ``query`` with each text: the guardrail's
+    :func:`~guardrail.hallucination.retrieval.cosine_scores` on ``embeddings``."""
+    return retrieval.cosine_scores(EmbeddingsEncoder(embeddings), query, texts)
 
 
 class NormalisedEmbeddings(Embeddings):

@@ -38,13 +38,14 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import AddableDict
 
-from chains.embeddings import cosine_scores
+from chains.embeddings import EmbeddingsEncoder
 from chains.results import OnFail
 from chains.stream_checks import SentenceCheck
 from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
 from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, InputError
-from guardrail.inputs import Passage
+from guardrail.hallucination.retrieval import with_retrieval_scores
+from guardrail.inputs import GuardInput, Passage
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 
@@ -78,15 +79,12 @@ def query_text(value: Any, output: Any) -> str:
 
 
 def score_missing(query: str, passages: list[Passage], embeddings: Embeddings) -> list[Passage]:
-    """Give passages without a retrieval score the query–passage cosine."""
-    missing = [i for i, p in enumerate(passages) if p.score is None]
-    if not missing or not query.strip():
+    """Give passages without a (finite) retrieval score the query–passage cosine, by the
+    guardrail's one rule (:func:`guardrail.hallucination.retrieval.with_retrieval_scores`)."""
+    if not query.strip():
         return passages
-    scores = cosine_scores(embeddings, query, [passages[i].text for i in missing])
-    out = list(passages)
-    for i, score in zip(missing, scores, strict=True):
-        out[i] = out[i].model_copy(update={"score": round(score, 6)})
-    return out
+    data = GuardInput(query=query, response="", passages=passages)
+    return with_retrieval_scores(data, EmbeddingsEncoder(embeddings)).passages
 
 
 class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):

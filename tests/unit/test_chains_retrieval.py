@@ -11,7 +11,9 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from chains.embeddings import NormalisedEmbeddings, cosine_scores, unit_embeddings
+from chains.middleware import score_missing
 from chains.retrieval import PassageIndex, corpus_path, kb_path, load_documents
+from guardrail.inputs import Passage
 
 TEXTS = ["the meeting is on thursday", "bananas are yellow", "john works in engineering"]
 
@@ -63,3 +65,20 @@ def test_shipped_corpus_and_kb_are_present() -> None:
     assert {"meetings.md", "people.md", "projects.md"} <= names
     assert any("meeting with John Smith is on Thursday" in d.page_content for d in docs)
     assert kb_path().exists()
+
+
+def test_missing_and_non_finite_scores_are_filled_by_the_guardrail_rule() -> None:
+    passages = [
+        Passage(text=TEXTS[0], score=0.42),
+        Passage(text=TEXTS[1]),
+        Passage(text=TEXTS[2], score=float("nan")),
+        Passage(text="   "),
+    ]
+    emb = LetterCounts()
+    filled = score_missing("when is the meeting", passages, emb)
+    assert filled[0].score == 0.42  # a retriever's own score is kept
+    for i in (1, 2):
+        expected = cosine(emb.embed_query("when is the meeting"), emb.embed_query(TEXTS[i]))
+        assert filled[i].score == pytest.approx(expected, abs=1e-6)
+    assert filled[3].score is None  # nothing to embed
+    assert score_missing("  ", passages, emb) == passages  # no query: nothing to compare with
