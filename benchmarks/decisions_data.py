@@ -23,17 +23,17 @@ Sets (``../shared/data``, evaluation only):
   ``supported``. One item per answer, ``Item.setting`` = its setting; the RAG settings
   (:data:`LFQA_RAG`, answers written from the documents) are also reported on their own.
 
-Splits: WiCE keeps its files; LFQA goes by a hash of ``question_id`` (the six settings share
-questions and documents, so all answers to a question fall in the same split and are sampled
-together); the others go to ``dev`` when a hash of the item's text falls in the first
-``DEV_SHARE`` of the range (:func:`split_of`), else ``test``.
+Splits (the rules of :mod:`guardrail.evaluation.sources`): WiCE keeps its files; the others
+split by :data:`~guardrail.evaluation.sources.DECISIONS_SPLIT` (SHA-256, ``DEV_SHARE`` = 40 %
+dev, :func:`split_of`) of a key: QAGS and Factcheck-GPT the response text, HaluEval the
+question (both answers of a question in one split), LFQA the ``question_id`` (the six settings
+share questions and documents, so all answers to a question fall in the same split and are
+sampled together).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -41,7 +41,16 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 
-DEV_SHARE = 0.4
+from guardrail.evaluation.sources import (
+    DECISIONS_SPLIT,
+    HALUEVAL_QA_ONE_TURN,
+    HashSplit,
+    data_root,
+    read_rows,
+    wice_claims,
+)
+
+DEV_SHARE = DECISIONS_SPLIT.dev_share
 """Share of each set (bar WiCE) held out as ``dev`` for calibration and rule choice."""
 PASSAGE_CHARS = 1500
 """Long documents are split into passages of about this many characters (sentence bounds)."""
@@ -112,17 +121,15 @@ class Item:
 
 
 def data_dir(override: str | None = None) -> Path:
-    """``--data-dir``, else ``$GUARDRAIL_DATA_DIR``, else ``../shared/data`` beside the repo."""
-    chosen = override or os.environ.get("GUARDRAIL_DATA_DIR")
-    if chosen:
-        return Path(chosen)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    """``--data-dir``, else ``$GUARDRAIL_DATA_DIR``, else ``../shared/data`` beside the repo
+    (:func:`guardrail.evaluation.sources.data_root`)."""
+    return data_root(override)
 
 
 def split_of(text: str, dev_share: float = DEV_SHARE) -> str:
-    """``dev`` or ``test``, deterministic in ``text`` (SHA-256, not Python's salted hash)."""
-    bucket = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 0x1_0000_0000
-    return "dev" if bucket < dev_share else "test"
+    """``dev`` or ``test``, deterministic in ``text``: the decisions benchmark's hash rule
+    (:data:`guardrail.evaluation.sources.DECISIONS_SPLIT`, SHA-256)."""
+    return HashSplit(dev_share, DECISIONS_SPLIT.digest).of(text)
 
 
 def passages_of(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
@@ -188,16 +195,9 @@ def _labelled(
     return out, unlocated
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, object]]:
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-
-
 def load_qags(root: Path) -> Iterator[Item]:
     """QAGS CNN/DM summaries; sentence label = majority of the worker votes."""
-    for n, row in enumerate(_jsonl(root / "qags" / "data" / "mturk_cnndm.jsonl")):
+    for n, row in enumerate(read_rows(root / "qags" / "data" / "mturk_cnndm.jsonl")):
         pairs: list[tuple[str, bool | None]] = []
         for sent in row["summary_sentences"]:  # type: ignore[attr-defined]
             votes = [r["response"] == "yes" for r in sent["responses"]]
@@ -225,7 +225,7 @@ def factcheck_claim_supported(stances: object) -> bool:
 def load_factcheck(root: Path) -> Iterator[Item]:
     """Factcheck-GPT answers judged against their own retrieved snippets (grounding labels)."""
     path = root / "factcheck_gpt" / "factcheck-GPT-benchmark.jsonl"
-    for n, row in enumerate(_jsonl(path)):
+    for n, row in enumerate(read_rows(path)):
         response = str(row["response"]).replace("\r\n", "\n")
         pairs: list[tuple[str, bool | None]] = []
         snippets: list[str] = []
@@ -260,8 +260,7 @@ def load_factcheck(root: Path) -> Iterator[Item]:
 
 def load_wice(root: Path, split: str) -> Iterator[Item]:
     """WiCE claims (``dev`` or ``test`` file); evidence sentences grouped into passages."""
-    path = root / "wice" / "data" / "entailment_retrieval" / "claim" / f"{split}.jsonl"
-    for row in _jsonl(path):
+    for row in wice_claims(root / "wice", split):
         claim = str(row["claim"]).strip()
         meta = row.get("meta") or {}
         title = str(meta.get("claim_title") or "").strip()  # type: ignore[attr-defined]
@@ -280,8 +279,7 @@ def load_wice(root: Path, split: str) -> Iterator[Item]:
 
 def load_halueval(root: Path) -> Iterator[Item]:
     """HaluEval QA one-turn: right and hallucinated answer of each question (same split)."""
-    path = root / "halueval" / "generation" / "qa" / "qa_one-turn_data.json"
-    for n, row in enumerate(_jsonl(path)):
+    for n, row in enumerate(read_rows(root / "halueval" / HALUEVAL_QA_ONE_TURN)):
         question = str(row["question"])
         split = split_of(question)
         for kind, supported in (("right_answer", True), ("hallucinated_answer", False)):
@@ -307,7 +305,7 @@ def lfqa_supported(labels: object) -> bool:
 def lfqa_docs(root: Path, setting: str) -> dict[str, list[str]]:
     """``question_id`` → passages of the documents ``setting`` is judged against."""
     name = "human" if setting.endswith("_whudoc") else "webgpt"
-    rows = json.loads((root / "lfqa_dev" / "docs" / f"docs-{name}.json").read_text("utf-8"))
+    rows = read_rows(root / "lfqa_dev" / "docs" / f"docs-{name}.json")
     out: dict[str, list[str]] = {}
     for row in rows:
         passages: list[str] = []
@@ -324,7 +322,7 @@ def load_lfqa(root: Path, settings: tuple[str, ...] = LFQA_SETTINGS) -> Iterator
     for setting in settings:
         docs = lfqa_docs(root, setting)
         path = root / "lfqa_dev" / "annotations" / f"annotations-{setting}.json"
-        for row in json.loads(path.read_text(encoding="utf-8")):
+        for row in read_rows(path):
             qid = str(row["question_id"])
             pairs: list[tuple[str, bool | None]] = []
             for ann in row["annotations"]:

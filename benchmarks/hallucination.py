@@ -18,14 +18,16 @@ Run::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+from guardrail.evaluation.sources import HALUEVAL_QA_ONE_TURN, data_root, read_rows, wice_claims
+
+SHARED = data_root()
 SETTINGS: dict[str, dict[str, Any]] = {
     "claims+windows": {},
     "whole": {"decompose_claims": False, "use_windows": False, "logical_consistency": False},
@@ -34,24 +36,15 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 def halueval(limit: int) -> Iterator[tuple[str, str, str, bool]]:
     """(query, response, premise, is_hallucinated)."""
-    path = SHARED / "halueval" / "generation" / "qa" / "qa_one-turn_data.json"
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh):
-            if n >= limit:
-                return
-            row = json.loads(line)
-            yield row["question"], row["right_answer"], row["knowledge"], False
-            yield row["question"], row["hallucinated_answer"], row["knowledge"], True
+    for row in itertools.islice(read_rows(SHARED / "halueval" / HALUEVAL_QA_ONE_TURN), limit):
+        yield row["question"], row["right_answer"], row["knowledge"], False
+        yield row["question"], row["hallucinated_answer"], row["knowledge"], True
 
 
 def wice(limit: int) -> Iterator[tuple[str, str, str, bool]]:
-    path = SHARED / "wice" / "data" / "entailment_retrieval" / "claim" / "test.jsonl"
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh):
-            if n >= limit:
-                return
-            row = json.loads(line)
-            yield "", row["claim"], " ".join(row["evidence"]), row["label"] != "supported"
+    """(query, response, premise, is_hallucinated) of WiCE's own test file."""
+    for row in itertools.islice(wice_claims(SHARED / "wice", "test"), limit):
+        yield "", row["claim"], " ".join(row["evidence"]), row["label"] != "supported"
 
 
 def balanced_accuracy(gold: list[bool], pred: list[bool]) -> float:

@@ -1,21 +1,29 @@
 """Evaluation sets of ``benchmarks/verifier.py``, read from ``../shared/data`` (never trained on).
 
 Every binary set is split into a dev part (used only to choose thresholds) and a test part
-(reported). The dev parts, named in ``DEV_SPLITS``, are the ones the fixed threshold is chosen on.
+(reported), by the rules of :mod:`guardrail.evaluation.sources`: the dataset's own split where
+it has one, else :data:`~guardrail.evaluation.sources.VERIFIER_SPLIT` (SHA-1, 30 % dev) of the
+key named in ``DEV_SPLITS``. The dev parts are the ones the fixed threshold is chosen on.
 """
 
 from __future__ import annotations
 
 import ast
 import csv
-import gzip
-import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+from guardrail.evaluation.sources import (
+    HALUEVAL_QA_ONE_TURN,
+    VERIFIER_SPLIT,
+    HashSplit,
+    data_root,
+    read_rows,
+    wice_claims,
+)
+
+DATA = data_root()
 Item = tuple[list[str], str, int]  # premise sentences, hypothesis, label (1 = supported)
 
 DEV_SPLITS: dict[str, str] = {
@@ -32,13 +40,12 @@ DEV_SPLITS: dict[str, str] = {
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return list(read_rows(path))
 
 
-def is_dev(key: str, fraction: float = 0.3) -> bool:
-    return int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 16**8 < fraction
+def is_dev(key: str, fraction: float = VERIFIER_SPLIT.dev_share) -> bool:
+    """The verifier benchmark's hash rule (:data:`guardrail.evaluation.sources.VERIFIER_SPLIT`)."""
+    return HashSplit(fraction, VERIFIER_SPLIT.digest).is_dev(key)
 
 
 def sentences(text: str) -> list[str]:
@@ -75,13 +82,11 @@ def three_way_sets(limit: int) -> dict[str, list[tuple[str, str, str]]]:
 
 
 def _split(items: list[tuple[str, Item]]) -> tuple[list[Item], list[Item]]:
-    dev = [item for key, item in items if is_dev(key)]
-    test = [item for key, item in items if not is_dev(key)]
-    return dev, test
+    return VERIFIER_SPLIT.parts(items)
 
 
 def halueval() -> tuple[list[Item], list[Item]]:
-    rows = jsonl(DATA / "halueval" / "generation" / "qa" / "qa_one-turn_data.json")
+    rows = jsonl(DATA / "halueval" / HALUEVAL_QA_ONE_TURN)
     items = [
         (r["question"], (sentences(r["knowledge"]), f"{r['question']} {answer}", label))
         for r in rows
@@ -91,12 +96,10 @@ def halueval() -> tuple[list[Item], list[Item]]:
 
 
 def wice() -> tuple[list[Item], list[Item]]:
-    folder = DATA / "wice" / "data" / "entailment_retrieval" / "claim"
-
     def read(name: str) -> list[Item]:
         return [
             (r["evidence"], r["claim"], int(r["label"] == "supported"))
-            for r in jsonl(folder / f"{name}.jsonl")
+            for r in wice_claims(DATA / "wice", name)
         ]
 
     return read("dev"), read("test")
@@ -119,7 +122,7 @@ def summedits() -> tuple[list[Item], list[Item]]:
     dev: list[Item] = []
     test: list[Item] = []
     for path in sorted((DATA / "summedits" / "data" / "summedits").glob("summedits_*.json")):
-        for r in json.loads(path.read_text(encoding="utf-8")):
+        for r in read_rows(path):
             item = (sentences(r["doc"]), r["summary"], int(r["label"]))
             (dev if r["split"] == "evaluation" else test).append(item)
     return dev, test

@@ -1,5 +1,8 @@
 """Evaluation datasets, all read into one :class:`EvalExample` type. Nothing is downloaded.
 
+Files, paths and dev / test rules shared with the benchmarks live in
+:mod:`guardrail.evaluation.sources`; here each set keeps the dataset's own splits (``split``).
+
 Names accepted by :func:`load_dataset` (``data_dir`` is the dataset's folder, e.g.
 ``../shared/data/halueval``; each folder's README gives the licence and counts):
 
@@ -53,6 +56,7 @@ from guardrail.evaluation.examples import (
     read_json_or_jsonl,
     read_jsonl,
 )
+from guardrail.evaluation.sources import HALUEVAL_QA_ONE_TURN, WICE_CLAIM_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +70,7 @@ def load_halueval_qa(data_dir: Path, split: str | None) -> Iterator[EvalExample]
     """HaluEval QA: official ``qa_data.json`` or a generation file; two examples per row."""
     candidates = {
         "official": data_dir / "data" / "qa_data.json",
-        "one-turn": data_dir / "generation" / "qa" / "qa_one-turn_data.json",
+        "one-turn": data_dir / HALUEVAL_QA_ONE_TURN,
         "multi-turn": data_dir / "generation" / "qa" / "qa_multi-turn_data.json",
     }
     if split is None:
@@ -103,7 +107,7 @@ _WICE_LABELS = {
 def load_wice(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """WiCE claims against the whole cited page (one passage of its sentences)."""
     split = split or "test"
-    path = data_dir / "data" / "entailment_retrieval" / "claim" / f"{split}.jsonl"
+    path = data_dir / WICE_CLAIM_DIR / f"{split}.jsonl"
     for n, row in enumerate(_read_jsonl(path)):
         where = f"{path}:{n + 1}"
         label = row.get("label")
