@@ -49,6 +49,7 @@ from guardrail.evaluation.sources import (
     read_rows,
     wice_claims,
 )
+from guardrail.text.sentences import split_at_terminators
 
 DEV_SHARE = DECISIONS_SPLIT.dev_share
 """Share of each set (bar WiCE) held out as ``dev`` for calibration and rule choice."""
@@ -76,7 +77,6 @@ summary, 8 on a Factcheck-GPT answer with its ~27 snippets, 5 on a WiCE claim ag
 1 on a HaluEval answer; LFQA: 52 questions × 6 settings, 126 dev and 186 test answers).
 ``None`` = all."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _TOKEN = re.compile(r"\w+")
 
 
@@ -133,13 +133,14 @@ def split_of(text: str, dev_share: float = DEV_SHARE) -> str:
 
 
 def passages_of(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
-    """Split a document into passages of at most about ``max_chars``, at sentence ends."""
+    """Split a document into passages of at most about ``max_chars``, at sentence ends (the
+    published cut: :func:`guardrail.text.sentences.split_at_terminators`)."""
     text = text.strip()
     if len(text) <= max_chars:
         return [text] if text else []
     out: list[str] = []
     current = ""
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in split_at_terminators(text):
         if current and len(current) + 1 + len(sentence) > max_chars:
             out.append(current)
             current = sentence

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from guardrail.evaluation.sources import (
     read_rows,
     wice_claims,
 )
+from guardrail.text.sentences import split_at_terminators
 
 DATA = data_root()
 Item = tuple[list[str], str, int]  # premise sentences, hypothesis, label (1 = supported)
@@ -49,7 +49,8 @@ def is_dev(key: str, fraction: float = VERIFIER_SPLIT.dev_share) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?。！？])\s+|\n+", text) if s.strip()] or [text]
+    """Premise sentences as the published figures cut them (``split_at_terminators``)."""
+    return split_at_terminators(text, ".!?。！？", at_newlines=True) or [text]
 
 
 def spread(items: list[Any], limit: int) -> list[Any]:

@@ -6,7 +6,7 @@ import pytest
 
 from guardrail.text import detect_language, find_mentions, split_sentences
 from guardrail.text.mentions import MentionKind, mention_in
-from guardrail.text.sentences import display_length
+from guardrail.text.sentences import display_length, split_at_terminators
 
 
 def texts(text: str) -> list[str]:
@@ -110,3 +110,22 @@ def test_short_claims_take_the_response_language_unless_their_script_differs() -
     assert claim_language("Ferdinand Magellan did.", "en") == "en"
     assert claim_language("它使用强化学习来训练模型。", "en") == "zh"
     assert response_language("Arthur's Magazine", "Which magazine was started first?") == "en"
+
+
+TERMINATOR_TEXTS = [
+    "Dr. Smith paid $3.50. He left!  Then?\nNo.\n\nNext line\nand more",
+    "会议在周四。时间是下午两点！ 好吗？ Yes. 3.14 is pi.",
+    "  leading space. trailing space.  ",
+    "",
+]
+
+
+def test_split_at_terminators_is_the_benchmarks_plain_cut() -> None:
+    import re
+
+    for text in TERMINATOR_TEXTS:
+        plain = [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
+        assert split_at_terminators(text) == plain
+        wide = [s for s in re.split(r"(?<=[.!?。！？])\s+|\n+", text) if s.strip()]
+        assert split_at_terminators(text, ".!?。！？", at_newlines=True) == wide
+    assert split_at_terminators("Dr. Smith paid. He left.") == ["Dr.", "Smith paid.", "He left."]
