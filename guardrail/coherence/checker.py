@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from guardrail.coherence.acts import prototype_texts
 from guardrail.coherence.context import CoherenceContext, ContextTurn, Vectors
 from guardrail.coherence.discourse import analyze_discourse, discourse_texts
-from guardrail.coherence.entity import analyze_entity, entity_texts, find_mentions
+from guardrail.coherence.entity import analyze_entity, entity_texts, find_references
 from guardrail.coherence.qud import analyze_qud, qud_texts
 from guardrail.coherence.questions import is_elliptical
 from guardrail.coherence.reference import analyze_reference
@@ -157,14 +157,14 @@ def check_coherence(
     ctx = build_context(
         response, query, dialogue, nlp, knowledge_base, cfg.history_turns, response_doc
     )
-    mentions = find_mentions(ctx)
-    texts = qud_texts(ctx) + topic_texts(ctx) + entity_texts(mentions) + discourse_texts(ctx)
+    references = find_references(ctx)
+    texts = qud_texts(ctx) + topic_texts(ctx) + entity_texts(references) + discourse_texts(ctx)
     vectors = Vectors.encode(embedder, texts)
     if prototypes is None:
         prototypes = embed_prototypes(embedder)
     qud, qud_issues = analyze_qud(ctx, vectors, cfg)
     topic, topic_issues = analyze_topic(ctx, vectors, cfg)
-    entity, entity_issues = analyze_entity(ctx, mentions, vectors, cfg)
+    entity, entity_issues = analyze_entity(ctx, references, vectors, cfg)
     discourse, discourse_issues = analyze_discourse(ctx, vectors, prototypes, cfg)
     reference, reference_issues = analyze_reference(ctx)
     issues = qud_issues + topic_issues + entity_issues + discourse_issues + reference_issues

@@ -1,7 +1,7 @@
 """Entity consistency: are the attributes the response gives known entities right? (seed 004, 3)
 
 Known entities come from the dialogue's entity registry and, when the input carries a knowledge
-base with ``find_entity``, from the KB. Their mentions in the response are found by name, alias,
+base with ``find_entity``, from the KB. Their references in the response are found by name, alias,
 or an unambiguous first / last name. The spaCy dependency parse yields what the response says
 about each mention: "John Smith *from Marketing*", "John, *who works in Engineering*", "John is
 *the CFO*", "John's *department is Marketing*". Each asserted value is matched to the attribute
@@ -44,10 +44,19 @@ class KnownEntity:
 
 
 @dataclass(frozen=True)
-class Mention:
+class EntityReference:
+    """Where the response refers to a known entity, and what it asserts about it there.
+
+    Not a :class:`guardrail.text.mentions.Mention` (a name, number, date or time found in any
+    text by its form): a reference is resolved to a registry / KB entity and holds the
+    response's parse of it, whose dependents give the assertions.
+    """
+
     entity: KnownEntity
     span: DocSpan
+    """The reference in the response's spaCy parse."""
     assertions: list[Assertion] = field(default_factory=list)
+    """What the response says about the entity at this reference."""
 
 
 def _kb_entity(kb: Any, name: str) -> KnownEntity | None:
@@ -103,26 +112,26 @@ def _name_forms(entities: list[KnownEntity]) -> list[tuple[str, KnownEntity]]:
     return sorted(forms, key=lambda f: -len(f[0]))
 
 
-def find_mentions(ctx: CoherenceContext) -> list[Mention]:
-    """Mentions of registry / KB entities in the response, with what is asserted about them."""
+def find_references(ctx: CoherenceContext) -> list[EntityReference]:
+    """References to registry / KB entities in the response, with what is asserted about them."""
     doc = ctx.answer
     taken: set[int] = set()
-    mentions: list[Mention] = []
+    references: list[EntityReference] = []
     for form, entity in _name_forms(_registry(ctx)):
         for m in re.finditer(rf"(?<!\w){re.escape(form)}(?!\w)", ctx.response):
             span = doc.char_span(m.start(), m.end(), alignment_mode="expand")
             if span is None or any(t.i in taken for t in span):
                 continue
             taken.update(t.i for t in span)
-            mentions.append(Mention(entity, span, assertions_about(span)))
+            references.append(EntityReference(entity, span, assertions_about(span)))
     for ent in doc.ents:
         if ent.label_ not in {"PERSON", "ORG"} or any(t.i in taken for t in ent):
             continue
         known = _kb_entity(ctx.knowledge_base, ent.text)
         if known is not None:
             taken.update(t.i for t in ent)
-            mentions.append(Mention(known, ent, assertions_about(ent)))
-    return sorted(mentions, key=lambda m: m.span.start)
+            references.append(EntityReference(known, ent, assertions_about(ent)))
+    return sorted(references, key=lambda m: m.span.start)
 
 
 def _shape(value: str) -> str:
@@ -139,10 +148,10 @@ def _same(claimed: str, known: str) -> bool:
     return compare_values(claimed, known).matches
 
 
-def entity_texts(mentions: list[Mention]) -> list[str]:
+def entity_texts(references: list[EntityReference]) -> list[str]:
     """Strings the entity analyser needs embedded."""
     out: list[str] = []
-    for m in mentions:
+    for m in references:
         out += list(m.entity.attributes) + list(m.entity.attributes.values())
         for a in m.assertions:
             out.append(a.value)
@@ -176,12 +185,15 @@ def _slot(
 
 
 def analyze_entity(
-    ctx: CoherenceContext, mentions: list[Mention], vectors: Vectors, config: CoherenceConfig
+    ctx: CoherenceContext,
+    references: list[EntityReference],
+    vectors: Vectors,
+    config: CoherenceConfig,
 ) -> tuple[DimensionScore, list[CoherenceIssue]]:
     """Check every asserted attribute of every known entity the response mentions."""
     checked: list[dict[str, Any]] = []
     issues: list[CoherenceIssue] = []
-    for m in mentions:
+    for m in references:
         for a in m.assertions:
             if any(_same(a.value, v) for v in m.entity.attributes.values()):
                 checked.append({"entity": m.entity.name, "value": a.value, "consistent": True})
@@ -217,7 +229,7 @@ def analyze_entity(
                 )
     registry_names = {p for e in _registry(ctx) for n in e.names for p in n.split()}
     said = " ".join(t.text for t in ctx.turns)
-    mentioned = {t.i for m in mentions for t in m.span}
+    mentioned = {t.i for m in references for t in m.span}
     unknown = [
         e
         for e in ctx.answer.ents
@@ -240,7 +252,7 @@ def analyze_entity(
     consistent = sum(1 for c in checked if c["consistent"])
     score = consistent / len(checked) if checked else 1.0
     details = {
-        "mentions": [{"entity": m.entity.name, "text": m.span.text} for m in mentions],
+        "mentions": [{"entity": m.entity.name, "text": m.span.text} for m in references],
         "checked": checked,
         "mismatches": len(checked) - consistent,
         "unknown": [e.text for e in unknown],

@@ -14,7 +14,7 @@ from guardrail.coherence.assertions import assertions_about
 from guardrail.coherence.checker import build_context, weighted_score
 from guardrail.coherence.context import Vectors
 from guardrail.coherence.discourse import presupposition
-from guardrail.coherence.entity import _same, _shape, analyze_entity, entity_texts, find_mentions
+from guardrail.coherence.entity import _same, _shape, analyze_entity, entity_texts, find_references
 from guardrail.coherence.gender import name_gender, pronoun_gender
 from guardrail.coherence.qud import coverage
 from guardrail.coherence.questions import AnswerKind, QuestionType, classify_question
@@ -168,7 +168,7 @@ def test_entity_consistency_uses_the_fact_comparison(nlp: Any) -> None:
     )
     response = "John's email is john.t@company.org. John works in the engineering department."
     ctx = build_context(response, "", dialogue, nlp)
-    mentions = find_mentions(ctx)
+    mentions = find_references(ctx)
     vectors = Vectors.encode(_OneHot(), entity_texts(mentions))
     score, issues = analyze_entity(ctx, mentions, vectors, CoherenceConfig())
     checked = {c["value"]: c["consistent"] for c in score.details["checked"]}
@@ -188,7 +188,7 @@ def test_mentions_use_registry_aliases_and_unique_first_names(nlp: Any) -> None:
         ]
     )
     ctx = build_context("John from Marketing met Sal.", "", dialogue, nlp)
-    found = {(m.entity.name, m.span.text) for m in find_mentions(ctx)}
+    found = {(m.entity.name, m.span.text) for m in find_references(ctx)}
     assert found == {("John Smith", "John"), ("Sarah Lee", "Sal")}
 
 
