@@ -487,20 +487,6 @@ def render_decision_runs() -> str:
     return "\n".join(lines)
 
 
-def render_decisions_history() -> str:
-    """Test-split verdict bAcc per set across the earlier decisions files (oldest names first)."""
-    sets = ("qags", "factcheck_gpt", "wice", "halueval", "multi-sentence", "all")
-    lines = ["| file | " + " | ".join(f"`{s}`" for s in sets) + " |",
-             "|---|" + "---:|" * len(sets)]  # fmt: skip
-    for path in sorted(RESULTS.glob("decisions_*.json")):
-        test = _load(path.name)["splits"].get("test")
-        if not test:
-            continue
-        row = [pct((test.get(s) or {}).get("verdict_bacc")) for s in sets]
-        lines.append(f"| `{path.name}` | " + " | ".join(row) + " |")
-    return "\n".join(lines)
-
-
 def render_latency() -> str:
     lines = ["| file | p50 ms | p95 ms | answers/s | batch answers/s | naive p50 ms | peak MB |",
              "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
@@ -581,7 +567,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "decisions-test": lambda: render_decisions("test"),
     "decisions-dev": lambda: render_decisions("dev"),
     "decision-runs": render_decision_runs,
-    "decisions-history": render_decisions_history,
     "latency": render_latency,
     "verifier": render_verifier,
 }
