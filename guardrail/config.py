@@ -125,22 +125,13 @@ class AdaptiveThreshold(StrictModel):
 
 
 class SpeedConfig(StrictModel):
-    """How the hallucination check saves work (``hallucination.speed``).
+    """How the hallucination check saves work (``hallucination.speed``): a claim is scored
+    against a few BM25 candidate windows, settled early when its first (short) premise already
+    entails or contradicts it, and repeated (premise, claim) pairs come from a cache.
 
-    The defaults (BM25 top-3 windows, no window embeddings, early exit then at 0.9) were gated with
-    ``guardrail eval --conditions claims_windows``: HaluEval-QA (300) balanced accuracy 79.33
-    before and after (same pairs); WiCE (80) 68.75 → 70.00 with 472 → 241 NLI pairs.
-    ``sentence_first``, gated the same way: HaluEval-QA (300) 80.67 → 81.00, WiCE (80) 63.75 →
-    63.75; verifier tokens per answer in ``benchmarks/latency.py`` 2,348 → 887. Early exit
-    at 0.8 instead of 0.9, gated the same way: HaluEval-QA (300) 81.00 → 81.00 (AUROC 87.3 →
-    87.6), WiCE (80) 63.75 → 63.75 (AUROC 81.2 → 81.5); on the dev split of
-    ``benchmarks/decisions.py`` verdict balanced accuracy QAGS 0.616 → 0.615, Factcheck-GPT
-    0.963 → 0.963, WiCE 0.625 → 0.635, HaluEval 0.779 → 0.779; verifier tokens per answer
-    760 → 457. Early exit on a contradiction of at least 0.95 as well, gated the same way:
-    HaluEval-QA (300) 81.00 → 81.00 (AUROC 87.6 → 87.6), WiCE (80) 63.75 → 63.75 (81.5 →
-    81.5); decisions dev split unchanged to the third decimal; verifier tokens per answer
-    457 → 238. The settings before issue 15 are ``lexical_candidates=0, embed_candidates=True,
-    max_windows_per_claim=0, early_exit_entailment=None``."""
+    ``lexical_candidates=0, embed_candidates=True, max_windows_per_claim=0,
+    early_exit_entailment=None`` scores every window of every claim (the slowest, complete
+    check). ``benchmarks/latency.py`` measures what the settings save."""
 
     lexical_candidates: int = 3
     """Windows per claim kept by BM25 before any embedding (0 = embed every window)."""
@@ -156,10 +147,9 @@ class SpeedConfig(StrictModel):
     early_exit_contradiction: float | None = Field(default=0.95, ge=0.0, le=1.0)
     """With ``early_exit_entailment``: a claim its first premise contradicts with at least
     this probability is settled there too (contradicted, that premise its evidence) instead of
-    going on to its windows (``None`` = only entailment settles a claim). Chosen on the dev
-    split of ``benchmarks/decisions.py``: 0.95 and 0.98 left every number there unchanged,
-    0.9 took QAGS verdict balanced accuracy from 0.615 to 0.604 (a short premise read out of
-    context looks contradicted more often than its window does)."""
+    going on to its windows (``None`` = only entailment settles a claim). Lower values settle
+    more claims early, and a short premise read out of context looks contradicted more often
+    than its window does."""
     sentence_first: bool = True
     """With ``early_exit_entailment``: the first premise a claim is scored against is not its
     best window but the sentence of that window sharing the most words with it (plus the
@@ -211,11 +201,8 @@ class HallucinationConfig(StrictModel):
     """...and share at least this much of the shorter one's content words
     (``pruning.shared_words``): sentences about different attributes of one entity ("Orvik
     Labs was founded in 2000 in Graz" / "Orvik Labs operates 5 production sites", 0.5) are
-    not checked against each other, where a small NLI model calls them contradictory. On 124
-    dev answers of QAGS and
-    Factcheck-GPT with one sentence's contradicting variant inserted, 0.6 kept every
-    contradiction the verifier caught and cut the pairs per answer from 4.8 to 1.2 and the
-    false flags (contradiction ≥ 0.5) from 0.22 to 0.02 per answer. 0 = similarity alone."""
+    not checked against each other, where a small NLI model calls them contradictory. Higher
+    values check fewer pairs (fewer false contradictions, less time); 0 = similarity alone."""
     max_logic_pairs: int = 16
     """At most this many sentence pairs are checked for logical consistency (most similar
     first)."""

@@ -60,11 +60,6 @@ from guardrail.evaluation.sources import HALUEVAL_QA_ONE_TURN, WICE_CLAIM_DIR
 
 logger = logging.getLogger(__name__)
 
-# The helpers' old private names, used by the loaders below.
-_read_jsonl = read_jsonl
-_read_json_or_jsonl = read_json_or_jsonl
-_need = need
-
 
 def load_halueval_qa(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """HaluEval QA: official ``qa_data.json`` or a generation file; two examples per row."""
@@ -78,10 +73,10 @@ def load_halueval_qa(data_dir: Path, split: str | None) -> Iterator[EvalExample]
     if split not in candidates:
         raise InputError(f"halueval-qa split must be one of {sorted(candidates)}, not {split!r}")
     path = candidates[split]
-    for n, row in enumerate(_read_json_or_jsonl(path)):
+    for n, row in enumerate(read_json_or_jsonl(path)):
         where = f"{path}:{n + 1}"
-        knowledge = _need(row, "knowledge", where)
-        question = _need(row, "question", where)
+        knowledge = need(row, "knowledge", where)
+        question = need(row, "question", where)
         for suffix, key, label in (
             ("right", "right_answer", FAITHFUL),
             ("hallucinated", "hallucinated_answer", HALLUCINATED),
@@ -89,7 +84,7 @@ def load_halueval_qa(data_dir: Path, split: str | None) -> Iterator[EvalExample]
             yield EvalExample(
                 id=f"halueval-qa/{split}/{n}/{suffix}",
                 query=question,
-                response=_need(row, key, where),
+                response=need(row, key, where),
                 passages=[knowledge],
                 label=label,
                 dataset="halueval-qa",
@@ -108,7 +103,7 @@ def load_wice(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """WiCE claims against the whole cited page (one passage of its sentences)."""
     split = split or "test"
     path = data_dir / WICE_CLAIM_DIR / f"{split}.jsonl"
-    for n, row in enumerate(_read_jsonl(path)):
+    for n, row in enumerate(read_jsonl(path)):
         where = f"{path}:{n + 1}"
         label = row.get("label")
         if label not in _WICE_LABELS:
@@ -117,7 +112,7 @@ def load_wice(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
         meta = row.get("meta") or {}
         yield EvalExample(
             id=f"wice/{split}/{meta.get('id', n)}",
-            response=_need(row, "claim", where),
+            response=need(row, "claim", where),
             passages=[" ".join(str(s) for s in evidence)],
             label=_WICE_LABELS[str(label)],
             dataset="wice",
@@ -133,11 +128,11 @@ def load_wice_oracle(data_dir: Path, split: str | None) -> Iterator[EvalExample]
         data_dir / "code_and_resources" / "entailment_inputs" / "oracle_chunks" / "claim"
     ) / f"{split}.jsonl"
     grouped: dict[str, dict[str, Any]] = {}
-    for n, row in enumerate(_read_jsonl(path)):
+    for n, row in enumerate(read_jsonl(path)):
         where = f"{path}:{n + 1}"
         key = str((row.get("meta") or {}).get("id", n))
         item = grouped.setdefault(
-            key, {"claim": _need(row, "claim", where), "label": row.get("label"), "chunks": []}
+            key, {"claim": need(row, "claim", where), "label": row.get("label"), "chunks": []}
         )
         item["chunks"].append(" ".join(str(s) for s in row.get("evidence") or []))
     for key, item in grouped.items():
@@ -157,7 +152,7 @@ def load_wice_oracle(data_dir: Path, split: str | None) -> Iterator[EvalExample]
 def load_factcheck_gpt(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """Factcheck-GPT claims with their retrieved evidence; claims without a label are skipped."""
     path = data_dir / "factcheck-GPT-benchmark.jsonl"
-    for r, row in enumerate(_read_jsonl(path)):
+    for r, row in enumerate(read_jsonl(path)):
         prompt = str(row.get("prompt") or "")
         sentences = row.get("sentences") or {}
         for s_key, sent in sentences.items():
@@ -203,7 +198,7 @@ def _kb_value(path: Path, value: Any) -> Any:
 
 def load_jsonl(path: Path, split: str | None) -> Iterator[EvalExample]:
     """The generic JSON Lines format (see the module docstring)."""
-    for n, row in enumerate(_read_jsonl(path)):
+    for n, row in enumerate(read_jsonl(path)):
         where = f"{path}:{n + 1}"
         raw = row.get("passages") or []
         if isinstance(raw, str):
@@ -222,7 +217,7 @@ def load_jsonl(path: Path, split: str | None) -> Iterator[EvalExample]:
         yield EvalExample(
             id=str(row.get("id", n)),
             query=str(row.get("query") or ""),
-            response=_need(row, "response", where),
+            response=need(row, "response", where),
             passages=passages,
             label=_label_value(row.get("label"), where),
             dataset=f"jsonl:{path.name}",

@@ -72,7 +72,7 @@ class ConditionMetrics(BaseModel):
     condition: str
     description: str = ""
     engine: str = "pipeline"
-    """``pipeline`` (the real Guardrail) or ``direct`` (verifier only; see the runner)."""
+    """``pipeline``: the conditions run through the real Guardrail."""
     metrics: BinaryMetrics | None = None
     threshold: dict[str, Any] = Field(default_factory=dict)
     """The threshold settings used (fixed value or T(rs) parameters, ratio thresholds)."""

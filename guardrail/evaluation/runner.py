@@ -188,57 +188,6 @@ def run_condition(
     return out
 
 
-def run_plain_direct(
-    examples: Sequence[EvalExample],
-    verifier: Verifier,
-    scores: Sequence[Sequence[float]],
-    threshold: float = 0.5,
-    progress: bool = True,
-) -> list[ExampleResult]:
-    """The ``plain`` condition without the pipeline: one (passage, response) pair per passage,
-    max entailment over passages, hallucinated when it is below ``threshold``. Used when this
-    build has no hallucination stage, and as a check of the pipeline's ``plain``."""
-    out: list[ExampleResult] = []
-    for ex, rs in zip(_progress(examples, "plain(direct)", progress), scores, strict=True):
-        if not ex.passages:
-            out.append(
-                ExampleResult(
-                    id=ex.id, label=ex.label, prediction=1, score=1.0, error="no evidence"
-                )
-            )
-            continue
-        preds = verifier.predict([(p, ex.response) for p in ex.passages])
-        best = max(preds, key=lambda p: p.entailment)
-        label = (
-            VerdictLabel.VERIFIED if best.entailment >= threshold else VerdictLabel.HALLUCINATION
-        )
-        out.append(
-            ExampleResult(
-                id=ex.id,
-                label=ex.label,
-                prediction=int(label is VerdictLabel.HALLUCINATION),
-                score=threshold - best.entailment,
-                nli_score=best.entailment,
-                threshold=threshold,
-                retrieval_score=max(rs) if rs else None,
-                verdict=label.value,
-                claims=[
-                    ClaimScore(
-                        entailment=best.entailment,
-                        neutral=best.neutral,
-                        contradiction=best.contradiction,
-                        status=(
-                            ClaimStatus.SUPPORTED
-                            if best.entailment >= threshold
-                            else ClaimStatus.UNSUPPORTED
-                        ).value,
-                    )
-                ],
-            )
-        )
-    return out
-
-
 def _threshold_info(condition: Condition, base: dict[str, Any] | None) -> dict[str, Any]:
     cfg = condition_config(condition, base).hallucination
     info: dict[str, Any] = {"policy": cfg.policy}
@@ -274,7 +223,6 @@ def evaluate(
     if not isinstance(embedder, CachingEmbedder):
         embedder = CachingEmbedder(embedder)  # conditions share claim / window vectors
     scores = retrieval_scores(examples, embedder)
-    have_pipeline = pipeline_available()
     has_kb = any(ex.meta.get("knowledge_base") is not None for ex in examples)
     summary: list[ConditionMetrics] = []
     for cond in conditions:
@@ -294,19 +242,9 @@ def evaluate(
                     "check (the other conditions cover its evidence)",
                 }
             )
-        elif have_pipeline:
+        else:
             results = run_condition(
                 examples, cond, verifier, scores, base_config, None, progress, embedder
-            )
-        elif cond.name == "plain":
-            info = info.model_copy(update={"engine": "direct"})
-            results = run_plain_direct(examples, verifier, scores, progress=progress)
-        else:
-            info = info.model_copy(
-                update={
-                    "applicable": False,
-                    "reason": "this build has no claims / hallucination stage",
-                }
             )
         info = info.model_copy(update={"seconds": round(time.perf_counter() - t0, 3)})
         info = write_condition(folder / cond.name, results, info)

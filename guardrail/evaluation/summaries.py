@@ -16,10 +16,10 @@ from guardrail.evaluation.examples import (
     FAITHFUL,
     HALLUCINATED,
     EvalExample,
+    need,
+    read_json_or_jsonl,
+    read_jsonl,
 )
-from guardrail.evaluation.examples import need as _need
-from guardrail.evaluation.examples import read_json_or_jsonl as _read_json_or_jsonl
-from guardrail.evaluation.examples import read_jsonl as _read_jsonl
 
 
 def load_summedits(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
@@ -33,7 +33,7 @@ def load_summedits(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
         domain = path.stem.removeprefix("summedits_")
         if split is not None and split not in (domain, "evaluation", "test"):
             continue
-        for n, row in enumerate(_read_json_or_jsonl(path)):
+        for n, row in enumerate(read_json_or_jsonl(path)):
             where = f"{path}:{n + 1}"
             if split in ("evaluation", "test") and row.get("split") != split:
                 continue
@@ -42,8 +42,8 @@ def load_summedits(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
                 raise InputError(f"{where}: SummEdits label must be 0 or 1, not {label!r}")
             yield EvalExample(
                 id=f"summedits/{domain}/{row.get('id', n)}",
-                response=_need(row, "summary", where),
-                passages=[_need(row, "doc", where)],
+                response=need(row, "summary", where),
+                passages=[need(row, "doc", where)],
                 label=FAITHFUL if label == "1" else HALLUCINATED,
                 dataset="summedits",
                 split=str(row.get("split") or ""),
@@ -63,7 +63,7 @@ def _spans(row: dict[str, Any]) -> list[tuple[int, int]]:
 def load_xsumfaith(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """XSumFaith with articles; label from the 2-of-3 worker majority; spans of all workers."""
     path = data_dir / "reassembled" / "xsumfaith_with_docs.jsonl"
-    for n, row in enumerate(_read_jsonl(path)):
+    for n, row in enumerate(read_jsonl(path)):
         where = f"{path}:{n + 1}"
         system = str(row.get("system", ""))
         if split is not None and split != system:
@@ -73,8 +73,8 @@ def load_xsumfaith(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
             raise InputError(f"{where}: unknown label_majority {majority!r}")
         yield EvalExample(
             id=f"xsumfaith/{row.get('bbcid')}/{system}",
-            response=_need(row, "summary", where),
-            passages=[_need(row, "document", where)],
+            response=need(row, "summary", where),
+            passages=[need(row, "document", where)],
             label=HALLUCINATED if majority == "hallucinated" else FAITHFUL,
             dataset="xsumfaith",
             split=system,
@@ -86,7 +86,7 @@ def load_xsumfaith(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
 def load_frank(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
     """FRANK's XSum part with articles; ``split`` = ``test`` / ``valid`` (default both)."""
     path = data_dir / "reassembled" / "frank_xsum_with_docs.jsonl"
-    for n, row in enumerate(_read_jsonl(path)):
+    for n, row in enumerate(read_jsonl(path)):
         where = f"{path}:{n + 1}"
         row_split = str(row.get("split", ""))
         if split is not None and split != row_split:
@@ -96,8 +96,8 @@ def load_frank(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
             raise InputError(f"{where}: unknown FRANK label {label!r}")
         yield EvalExample(
             id=f"frank/{row.get('hash')}/{row.get('model_name')}",
-            response=_need(row, "summary", where),
-            passages=[_need(row, "document", where)],
+            response=need(row, "summary", where),
+            passages=[need(row, "document", where)],
             label=HALLUCINATED if label == "inconsistent" else FAITHFUL,
             dataset="frank",
             split=row_split,
@@ -114,7 +114,7 @@ def load_qags(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
         if part not in ("cnndm", "xsum"):
             raise InputError(f"qags split must be cnndm or xsum, not {part!r}")
         path = data_dir / "data" / f"mturk_{part}.jsonl"
-        for n, row in enumerate(_read_jsonl(path)):
+        for n, row in enumerate(read_jsonl(path)):
             where = f"{path}:{n + 1}"
             pieces: list[str] = []
             spans: list[tuple[int, int]] = []
@@ -133,7 +133,7 @@ def load_qags(data_dir: Path, split: str | None) -> Iterator[EvalExample]:
             yield EvalExample(
                 id=f"qags/{part}/{n}",
                 response=" ".join(pieces),
-                passages=[_need(row, "article", where)],
+                passages=[need(row, "article", where)],
                 label=HALLUCINATED if spans else FAITHFUL,
                 dataset="qags",
                 split=part,
