@@ -160,6 +160,25 @@ class SpeedConfig(StrictModel):
     """(premise, hypothesis) scores kept across calls of one guardrail (0 = no cache)."""
 
 
+class EvidenceSelectionConfig(StrictModel):
+    """Evidence selection per claim (``hallucination.selection``,
+    :mod:`guardrail.hallucination.selection`): the evidence sentences that best match a claim,
+    over every passage and the knowledge-base facts, joined into one more premise that is scored
+    first and takes part in the max over the claim's premises beside its windows."""
+
+    enabled: bool = True
+    """Score each claim against its selected sentences as well as its windows (false: windows
+    only, with ``speed.sentence_first``'s short premise)."""
+    sentences: int = Field(default=1, ge=1, le=16)
+    """How many of the best-matching sentences form the premise (in document order). On the dev
+    parts of QAGS, Factcheck-GPT and WiCE the single best sentence beside the windows ranked
+    claims best (two or more sentences in one premise distract the small bundled verifier)."""
+    token_budget: int | None = Field(default=None, ge=8)
+    """Most premise tokens (``None`` = the window size); the best sentence always goes in."""
+    titles: bool = True
+    """Put the passage's title (``Passage.metadata["title"]``) before its sentences."""
+
+
 class HallucinationConfig(StrictModel):
     """Claims, windows, aggregation and flags (seeds 000 and 001)."""
 
@@ -215,6 +234,8 @@ class HallucinationConfig(StrictModel):
     states a different year / date / time (small NLI models often miss number mismatches)."""
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     """How the check saves work (BM25 candidate windows, early exit, score cache)."""
+    selection: EvidenceSelectionConfig = Field(default_factory=EvidenceSelectionConfig)
+    """Evidence selection per claim: its best-matching evidence sentences as one more premise."""
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence (NONEXISTENT_ENTITY)."""
 

@@ -181,7 +181,7 @@ def judge_claims(
             unverified_reasons.append(c.reason or "not checked")
             continue
         preds = [scores[p] for p in plan.claim_pairs[i]]
-        windows = [evidence.windows[w] for w in plan.claim_windows[i]]
+        windows = plan.claim_windows[i]
         decision = decide_windows(preds)
         features = claim_features(
             c.text,

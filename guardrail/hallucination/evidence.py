@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.errors import KnowledgeBaseError
+from guardrail.hallucination.selection import SentencePool, split_evidence
 from guardrail.hallucination.windows import (
     DIALOGUE_PASSAGE,
     KB_PASSAGE,
@@ -45,6 +46,9 @@ class Evidence:
     window_tokens: int = 0
     """Window size actually used (tokens)."""
     window_stride: int = 0
+    sentences: SentencePool | None = None
+    """The sentences of the passages and KB facts, for evidence selection
+    (:mod:`guardrail.hallucination.selection`); ``None`` when not asked for."""
 
 
 def render_kb_facts(knowledge_base: Any, entity_names: list[str] | None) -> list[str]:
@@ -71,6 +75,7 @@ def gather_evidence(
     count_tokens: TokenCounter | None,
     use_windows: bool = True,
     entity_names: list[str] | None = None,
+    sentences: bool = False,
 ) -> Evidence:
     """Windows over every passage and over the KB facts, plus the dialogue sentences.
 
@@ -81,19 +86,28 @@ def gather_evidence(
         count_tokens: the verifier's token counter (``None`` = words).
         use_windows: false = each passage is one window, whatever its length.
         entity_names: names the response mentions (selects KB facts; ``None`` = all).
+        sentences: also split the evidence into sentences once (``Evidence.sentences``).
     """
     size = window_tokens if use_windows else 10**9
     step = stride if use_windows else 10**9
     ev = Evidence(window_tokens=window_tokens if use_windows else 0, window_stride=stride)
+    texts: list[tuple[str, int, str | None, str | None]] = []
     for i, passage in enumerate(data.passages):
         if passage.text.strip():
             ev.windows += make_windows(passage.text, i, size, step, count_tokens, passage.source)
             ev.known_texts.append(passage.text)
+            title = passage.metadata.get("title")
+            texts.append(
+                (passage.text, i, passage.source, title if isinstance(title, str) else None)
+            )
     ev.kb_facts = render_kb_facts(data.knowledge_base, entity_names)
     if ev.kb_facts:
         kb_text = "\n".join(ev.kb_facts)
         ev.windows += make_windows(kb_text, KB_PASSAGE, size, step, count_tokens, "knowledge_base")
         ev.known_texts.append(kb_text)
+        texts.append((kb_text, KB_PASSAGE, "knowledge_base", None))
+    if sentences:
+        ev.sentences = SentencePool(split_evidence(texts), count_tokens)
     if data.query.strip():
         ev.known_texts.append(data.query)
     registry = [

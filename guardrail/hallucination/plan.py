@@ -43,6 +43,8 @@ from guardrail.hallucination.pruning import (
     stem_overlap,
     top_m_windows,
 )
+from guardrail.hallucination.selection import Premise
+from guardrail.hallucination.windows import Window
 from guardrail.report import Claim
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache, cached_predict
@@ -67,7 +69,9 @@ class Plan:
     """Which pairs to score; ``claim_pairs[k]`` lists claim ``k``'s pair indices, best first."""
 
     pairs: list[Pair] = field(default_factory=list)
-    claim_windows: dict[int, list[int]] = field(default_factory=dict)
+    claim_windows: dict[int, list[Window]] = field(default_factory=dict)
+    """The premise of each of ``claim_pairs[k]`` as a window (a selected-sentences premise has
+    ``window_index`` ``SELECTED_WINDOW``)."""
     claim_pairs: dict[int, list[int]] = field(default_factory=dict)
     logic: list[tuple[int, int, int]] = field(default_factory=list)
     """(first claim, second claim, pair index)."""
@@ -75,6 +79,9 @@ class Plan:
     """(claim, turn sentence, pair index)."""
     focus: set[int] = field(default_factory=set)
     """Claims whose first pair is a short premise (``sentence_first``) rather than a window."""
+    selected: set[int] = field(default_factory=set)
+    """Claims whose first pair is their selected evidence sentences (kept among their
+    premises, unlike a ``focus`` premise)."""
 
 
 def windows_per_claim(config: HallucinationConfig, speed: SpeedConfig, n: int) -> int:
@@ -104,6 +111,13 @@ def _candidate_windows(
     index = LexicalIndex([w.text for w in evidence.windows])
     picked = [index.top(claims[i].text, max(k, m)) for i in checkable]
     return picked, speed.embed_candidates and k > m
+
+
+def _add(plan: Plan, claim: int, window: Window, premise: str, hypothesis: str) -> None:
+    """Pair ``claim`` with ``premise`` (shown as ``window``)."""
+    plan.claim_windows[claim].append(window)
+    plan.claim_pairs[claim].append(len(plan.pairs))
+    plan.pairs.append((premise, hypothesis))
 
 
 def plan_pairs(
@@ -154,24 +168,33 @@ def plan_pairs(
         selected = candidates
         notes.append(f"all {len(windows)} windows per claim")
     focus = speed.sentence_first and speed.early_exit_entailment is not None
+    choose = config.selection
+    pool = evidence.sentences if choose.enabled else None
+    budget = choose.token_budget or evidence.window_tokens or config.window_tokens
     for pos, ci in enumerate(checkable):
         plan.claim_windows[ci] = []
         plan.claim_pairs[ci] = []
+        premise: Premise | None = (
+            pool.premise(claims[ci].text, choose.sentences, budget, choose.titles)
+            if pool is not None
+            else None
+        )
+        if premise is not None:
+            # scored first and kept beside the windows: the max runs over both
+            plan.selected.add(ci)
+            _add(plan, ci, premise.window, premise.text, claims[ci].text)
         short = (
             focus_sentences(windows[selected[pos][0]].text, claims[ci].text)
-            if (focus and selected[pos])
+            if (focus and premise is None and selected[pos])
             else None
         )
         if short is not None and short != windows[selected[pos][0]].text:
             # scored first; the claim's windows follow when it is not enough
             plan.focus.add(ci)
-            plan.claim_windows[ci].append(selected[pos][0])
-            plan.claim_pairs[ci].append(len(plan.pairs))
-            plan.pairs.append((short, claims[ci].text))
+            _add(plan, ci, windows[selected[pos][0]], short, claims[ci].text)
         for wi in selected[pos]:
-            plan.claim_windows[ci].append(wi)
-            plan.claim_pairs[ci].append(len(plan.pairs))
-            plan.pairs.append((windows[wi].text, claims[ci].text))
+            if premise is None or windows[wi].text != premise.text:
+                _add(plan, ci, windows[wi], windows[wi].text, claims[ci].text)
     if need_logic:
         n = len(checkable)
         if claim_vecs is not None:

@@ -235,6 +235,7 @@ class HallucinationStage(Stage):
             counter if callable(counter) else None,
             use_windows=cfg.use_windows,
             entity_names=sorted(set(names)) or None,
+            sentences=cfg.selection.enabled,
         )
         result = detect(
             data.response,

@@ -32,7 +32,9 @@ DIRECTIVE = re.compile(r"^:::\s+([\w.]+)\s*$", re.M)
 
 
 def hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_reference_hook", DOCS / "_hooks/reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "docs_reference_hook", DOCS / "_hooks/reference.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -84,7 +86,9 @@ def test_cli_reference_covers_every_subcommand() -> None:
 def test_http_reference_covers_every_route() -> None:
     text = HOOK.render_http()
     paths = HOOK.openapi_schema()["paths"]
-    assert {"/v1/check", "/v1/check/batch", "/v1/reports", "/v1/thresholds", "/readyz"} <= set(paths)
+    assert {"/v1/check", "/v1/check/batch", "/v1/reports", "/v1/thresholds", "/readyz"} <= set(
+        paths
+    )
     for path, item in paths.items():
         for method in item:
             assert f"## `{method.upper()} {path}`" in text, (method, path)
@@ -116,7 +120,7 @@ def test_config_reference_lists_every_field_with_its_default() -> None:
         assert f"| `{key}` |" in text, key
     assert "api_token" not in text  # never in a file
     assert '| `decision.granularity` | "claim" \\| "answer" | `"claim"` |' in text
-    assert '| `hallucination.window_tokens` | int | `128` | `400` |' in text
+    assert "| `hallucination.window_tokens` | int | `128` | `400` |" in text
 
 
 def test_key_reference_lists_every_exported_path() -> None:
