@@ -124,7 +124,8 @@ class EvidencePointer(BaseModel):
     passage_index: int
     """Index into ``GuardInput.passages`` (-1 for knowledge-base facts, -2 for dialogue)."""
     window_index: int = 0
-    """Index of the sliding window inside that passage."""
+    """Index of the sliding window inside that passage (-1: the claim's selected evidence
+    sentences, ``hallucination.selection``)."""
     snippet: str = ""
     """The window text (shortened)."""
     source: str | None = None

@@ -18,6 +18,10 @@ short premises and miss invented specifics on long ones. A small logistic model 
   judged best: a near-copy of an evidence sentence with one word swapped ("Wenger called for
   the removal…" against "fan called for the removal…") looks entailed to a small NLI model, but
   the swapped word is new to that window even when it occurs elsewhere in the evidence,
+- ``log_windows`` — log of one plus the number of evidence windows of the check: the max over
+  more windows is higher by chance alone, so long evidence needs a higher entailment,
+- ``logit_selected`` — logit of the entailment of the claim's selected evidence sentences
+  (:mod:`guardrail.hallucination.selection`; ``logit_entail`` when it has none),
 
 gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
 ``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
@@ -53,6 +57,8 @@ FEATURES: tuple[str, ...] = (
     "log_tokens",
     "verbatim",
     "novel_best",
+    "log_windows",
+    "logit_selected",
 )
 
 VERBATIM_P = 0.99
@@ -126,9 +132,13 @@ def claim_features(
     evidence: EvidenceIndex,
     nlp: Any = None,
     best_window: str | None = None,
+    evidence_windows: int = 0,
+    selected: NLIPrediction | None = None,
 ) -> dict[str, float]:
     """The calibration features of one claim (see the module docstring); ``best_window`` is
-    the text of the window behind ``best`` (without it ``novel_best`` is 0)."""
+    the text of the window behind ``best`` (without it ``novel_best`` is 0),
+    ``evidence_windows`` the number of windows of the check's evidence, ``selected`` the
+    prediction on the claim's selected sentences."""
     words = content_words(claim_text)
     missing = sum(_stem(w) not in evidence.stems for w in words) / len(words) if words else 0.0
     novel = 0.0
@@ -145,6 +155,8 @@ def claim_features(
         "log_tokens": round(math.log(1 + len(claim_text.split())), 4),
         "verbatim": float(len(words) >= 3 and _verbatim(claim_text, evidence)),
         "novel_best": round(novel, 4),
+        "log_windows": round(math.log(1 + max(0, evidence_windows)), 4),
+        "logit_selected": round(_logit((selected or best).entailment), 4),
     }
 
 

@@ -31,6 +31,7 @@ from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, 
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
+from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
     Claim,
@@ -183,6 +184,7 @@ def judge_claims(
         preds = [scores[p] for p in plan.claim_pairs[i]]
         windows = plan.claim_windows[i]
         decision = decide_windows(preds)
+        selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
         features = claim_features(
             c.text,
             decision.best_prediction,
@@ -190,6 +192,8 @@ def judge_claims(
             index,
             nlp,
             best_window=windows[decision.best].text,
+            evidence_windows=len(evidence.windows),
+            selected=selected[0] if selected else None,
         )
         c.features = features
         c.p_supported = round(calibrator.probability(features), 4)
