@@ -73,6 +73,7 @@ from chains.stream_checks import (
 )
 from guardrail.config import StreamingConfig, StreamPolicy
 from guardrail.errors import GuardrailError
+from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
 from guardrail.text.sentences import Sentence, split_sentences
 
@@ -331,8 +332,13 @@ class SentenceGuard:
         return [rest] if rest else []
 
     def _check_config(self) -> RunnableConfig | None:
-        """Sentence checks are runs named ``sentence_check`` (the final check is ``guardrail``)."""
-        return None if self.config is None else patch_config(self.config, run_name=CHECK_RUN)
+        """Sentence checks are runs named ``sentence_check`` (the final check is ``guardrail``),
+        not logged as checked answers (their final check is)."""
+        if self.config is None:
+            return None
+        config = patch_config(self.config, run_name=CHECK_RUN)
+        config["metadata"] = {**(config.get("metadata") or {}), LOG_CHECK: False}
+        return config
 
     def _check_input(self, sentences: list[Sentence]) -> dict[str, Any]:
         chunk = self.text[sentences[0].start : sentences[-1].end]

@@ -10,21 +10,36 @@ threads.
 The response's language and its spaCy parse are computed once per call, in
 ``Guardrail.prepare``, and shared as ``state.language`` and ``state.doc``.
 
-To add a stage: subclass :class:`Stage`, set ``name``, implement :meth:`Stage.run` and, if the
-stage does not always apply, :meth:`Stage.skip_reason`; pass it to
+Each stage declares the state fields it reads and writes (``needs``, ``reads``, ``writes``);
+:func:`check_order` checks a stage list when a ``Guardrail`` is built: a field a stage needs that
+no earlier stage writes, or one it reads that a later stage writes, is a ``ConfigError`` naming
+both stages. A stage's update may set only the fields it declares.
+
+To add a stage: subclass :class:`Stage`, set ``name`` and its fields, implement :meth:`Stage.run`
+and, if the stage does not always apply, :meth:`Stage.skip_reason`; pass it to
 ``Guardrail(stages=[*default_stages(), MyStage])``. It runs as its own child run
-``guardrail.<name>``.
+``guardrail.<name>``. Its own typed result goes in ``StageUpdate(extension=MyResult(...))`` and
+appears in the report as ``report.extensions[<name>]`` (and in the stage's run output).
+
+Example::
+
+    class Politeness(Stage):
+        name = "politeness"
+        reads = ("flags",)  # after the hallucination stage when that is in the list
+
+        def run(self, state):
+            return StageUpdate(extension=PolitenessResult(rude="stupid" in state.input.response))
 """
 
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from guardrail.config import GuardrailConfig
 from guardrail.errors import ConfigError
@@ -45,8 +60,8 @@ from guardrail.report import (
 T = TypeVar("T")
 
 
-class StageUpdate(BaseModel):
-    """The fields a stage fills in; unknown fields are errors, types are checked."""
+class StageFields(BaseModel):
+    """The state fields stages fill in (shared by :class:`StageUpdate` and the state)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -66,12 +81,27 @@ class StageUpdate(BaseModel):
     """Seed 004's QUD check on the text left after the decision's removals (set by the
     correction stage only when it removed something)."""
 
+
+class StageUpdate(StageFields):
+    """The fields a stage fills in; unknown fields are errors, types are checked."""
+
+    extension: InstanceOf[BaseModel] | dict[str, Any] | None = None
+    """The stage's own result (a pydantic model or JSON data), kept in the report's
+    ``extensions`` under the stage's name."""
+
     def fields(self) -> dict[str, Any]:
         """The fields the stage set (for ``model_copy(update=...)``), as objects."""
         return {k: getattr(self, k) for k in self.model_fields_set}
 
 
-class PipelineState(StageUpdate):
+PREPARED = frozenset({"input", "doc", "language"})
+"""State fields ``Guardrail.prepare`` fills before any stage runs (always readable)."""
+
+STATE_FIELDS = frozenset(StageFields.model_fields) | PREPARED | {"extensions"}
+"""The fields a stage may declare it reads."""
+
+
+class PipelineState(StageFields):
     """The input and everything the stages have produced so far."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -83,6 +113,8 @@ class PipelineState(StageUpdate):
     corrections: list[Correction] = Field(default_factory=list)
     new_entities: list[NewEntity] = Field(default_factory=list)
     stages: list[StageRecord] = Field(default_factory=list)
+    extensions: dict[str, Any] = Field(default_factory=dict)
+    """The custom stages' own results, by stage name."""
 
 
 def _needs(obj: Any, what: str, *methods: str) -> None:
@@ -225,6 +257,18 @@ class Stage(ABC):
     """One step of the pipeline. Subclasses set ``name`` and implement ``run``."""
 
     name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage cannot run without: an earlier stage must write each."""
+    reads: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage reads when present: a stage writing one must come earlier."""
+    writes: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage's update may set (besides its own ``extension``)."""
+
+    @classmethod
+    def when_disabled(cls, config: GuardrailConfig) -> GuardrailConfig:
+        """The config the other stages run with when this stage is in ``disabled_stages``
+        (unchanged by default)."""
+        return config
 
     def __init__(self, config: GuardrailConfig, resources: Resources) -> None:
         self.config = config
@@ -241,3 +285,38 @@ class Stage(ABC):
     @abstractmethod
     def run(self, state: PipelineState) -> StageUpdate | dict[str, Any]:
         """Compute this stage's results; return the ``PipelineState`` fields to set."""
+
+
+def check_order(stages: Sequence[Stage], disabled: Collection[str] = ()) -> None:
+    """Raise a ``ConfigError`` naming both stages when a stage needs or reads a field out of
+    order: a field in ``needs`` that no earlier, enabled stage writes, or a field in ``needs`` /
+    ``reads`` that a later stage writes. Fields :data:`PREPARED` are always there."""
+    for i, stage in enumerate(stages):
+        for field in (*stage.needs, *stage.reads, *stage.writes):
+            if field not in STATE_FIELDS:
+                raise ConfigError(f"stage {stage.name!r} declares unknown state field {field!r}")
+        for field in dict.fromkeys((*stage.needs, *stage.reads)):
+            if field in PREPARED:
+                continue
+            later = [s.name for s in stages[i + 1 :] if field in s.writes]
+            if later:
+                raise ConfigError(
+                    f"stage {stage.name!r} reads {field!r}, which stage {later[0]!r} writes "
+                    f"after it: put {later[0]!r} before {stage.name!r}"
+                )
+        for field in stage.needs:
+            if field in PREPARED:
+                continue
+            earlier = [s.name for s in stages[:i] if field in s.writes]
+            if not any(name not in disabled for name in earlier):
+                where = (
+                    f"stage {earlier[0]!r} writes it but is disabled"
+                    if earlier
+                    else "no earlier stage writes it"
+                )
+                raise ConfigError(f"stage {stage.name!r} needs {field!r}: {where}")
+
+
+def writers(stages: Iterable[Stage], field: str) -> list[str]:
+    """The names of the stages that write ``field``."""
+    return [s.name for s in stages if field in s.writes]

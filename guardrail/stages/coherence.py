@@ -20,6 +20,8 @@ class CoherenceStage(Stage):
     """Scores QUD relevance, topic, entity, discourse and reference consistency."""
 
     name = "coherence"
+    reads = ("language", "doc")
+    writes = ("coherence",)
 
     def skip_reason(self, state: PipelineState) -> str | None:
         """The rules read an English parse: other languages are recorded as not checked."""

@@ -19,6 +19,8 @@ class CorrectionStage(Stage):
     """Corrects, annotates and lists new entities; not itself a check."""
 
     name = "correction"
+    reads = ("claims", "extracted_claims", "factual", "flags", "verdict", "coherence", "doc")
+    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud")
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
         from guardrail.correction import vocabulary_of
