@@ -281,10 +281,13 @@ class FactConfig(StrictModel):
     """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
     synonyms) for mapping a predicate onto a KB attribute."""
     check_history: bool = True
-    history_verifier: bool = True
-    """Also check claims against earlier turns with the NLI verifier (else by value only)."""
+    history_verifier: bool = False
+    """Also check claims against earlier turns with the NLI verifier here (else by value only).
+    Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
+    ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns; turn
+    it on for dialogue-only inputs, where no evidence check runs, at the cost of a second call."""
     history_contradiction: float = 0.8
-    """Minimum verifier contradiction probability for a dialogue-history conflict."""
+    """With ``history_verifier``: minimum verifier contradiction probability for a conflict."""
     history_max_turns: int = 20
     """How many of the most recent turns the history check reads."""
 

@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -395,7 +396,8 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         return report
 
     async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
-        state = self.prepare(value)
+        # prepare parses, detects the language and opens the KB: CPU work, off the event loop
+        state = await asyncio.to_thread(self.prepare, value)
         child = patch_config(config, callbacks=run_manager.get_child())
         out: Any = state
         for step in self._steps:

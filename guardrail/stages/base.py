@@ -115,6 +115,8 @@ class PipelineState(StageFields):
     stages: list[StageRecord] = Field(default_factory=list)
     extensions: dict[str, Any] = Field(default_factory=dict)
     """The custom stages' own results, by stage name."""
+    parses: Any = Field(default_factory=lambda: Parses())
+    """The call's spaCy parses of texts other than the response (:class:`Parses`)."""
 
 
 def _needs(obj: Any, what: str, *methods: str) -> None:
@@ -218,6 +220,18 @@ class Resources:
 
         return self.get("verifier", lambda: load_verifier(self.config.models.verifier))
 
+    def score_cache(self) -> Any:
+        """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when
+        ``hallucination.speed.score_cache_size`` is 0); the same object the hallucination
+        stage scores through."""
+        from guardrail.hallucination.plan import speed_config
+        from guardrail.verifiers.cache import ScoreCache
+
+        size = speed_config(self.config.hallucination).score_cache_size
+        if size <= 0:
+            return None
+        return self.get("hallucination.score_cache", lambda: ScoreCache(size))
+
     def nlp(self) -> Any:
         """The spaCy pipeline of the config (raises a ``GuardrailError`` when unavailable)."""
         from guardrail.nlp import load_spacy
@@ -236,18 +250,50 @@ class Resources:
         return self.get("claim_llm", missing)
 
 
-class SharedParse:
-    """A spaCy pipeline that hands back the call's shared parse for the response text, so no
-    stage parses the response again; other texts are parsed as usual."""
+class Parses:
+    """The spaCy parses of one call, by text: each text the stages parse is parsed once
+    (the response's parse is ``state.doc``; dialogue turns, the query and the QUD are parsed
+    by the first stage that reads them and shared with the others)."""
 
-    def __init__(self, nlp: Any, doc: Any) -> None:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._docs: dict[str, Any] = {}
+
+    def get(self, nlp: Any, texts: Sequence[str]) -> list[Any]:
+        """The parses of ``texts``, parsing those not seen yet in one ``nlp.pipe`` call."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._docs))
+            if todo:
+                self._docs.update(zip(todo, nlp.pipe(todo), strict=True))
+            return [self._docs[t] for t in texts]
+
+
+class SharedParse:
+    """A spaCy pipeline that hands back the call's parses: the shared parse for the response
+    text, and every other text parsed at most once per call (:class:`Parses`). A ``pipe`` with
+    options (``disable=...``) parses as asked, uncached."""
+
+    def __init__(self, nlp: Any, doc: Any, parses: Parses | None = None) -> None:
         self._nlp = nlp
         self._doc = doc
+        self._parses = parses if parses is not None else Parses()
 
     def __call__(self, text: str) -> Any:
         if self._doc is not None and text == self._doc.text:
             return self._doc
-        return self._nlp(text)
+        return self._parses.get(self._nlp, [text])[0]
+
+    def pipe(self, texts: Iterable[str], **options: Any) -> Iterable[Any]:
+        if options:
+            parsed: Iterable[Any] = self._nlp.pipe(texts, **options)
+            return parsed
+        todo = list(texts)
+        rest = [t for t in todo if self._doc is None or t != self._doc.text]
+        parsed = iter(self._parses.get(self._nlp, rest))
+        return [
+            self._doc if self._doc is not None and t == self._doc.text else next(parsed)
+            for t in todo
+        ]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._nlp, name)
@@ -279,8 +325,9 @@ class Stage(ABC):
         return None
 
     def nlp(self, state: PipelineState) -> SharedParse:
-        """The spaCy pipeline, returning ``state.doc`` for the response (parsed once per call)."""
-        return SharedParse(self.resources.nlp(), state.doc)
+        """The spaCy pipeline, returning ``state.doc`` for the response and the call's shared
+        parse of every other text (each parsed once per call)."""
+        return SharedParse(self.resources.nlp(), state.doc, state.parses)
 
     @abstractmethod
     def run(self, state: PipelineState) -> StageUpdate | dict[str, Any]:

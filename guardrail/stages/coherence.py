@@ -35,7 +35,7 @@ class CoherenceStage(Stage):
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.coherence.checker import check_coherence, embed_prototypes
 
-        nlp = self.resources.nlp()
+        nlp = self.nlp(state)
         embedder = self.resources.embedder()
         prototypes = self.resources.get(
             "coherence.act_prototypes", lambda: embed_prototypes(embedder)

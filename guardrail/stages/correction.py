@@ -78,8 +78,11 @@ class CorrectionStage(Stage):
                 jobs.append((k, index, snippet, fixed))
         if not jobs:
             return corrections
+        from guardrail.hallucination.plan import score
+
         try:
-            preds = list(self.resources.verifier().predict([(p, h) for _, _, p, h in jobs]))
+            pairs = [(p, h) for _, _, p, h in jobs]
+            preds = score(self.resources.verifier(), pairs, self.resources.score_cache())
         except Exception as exc:  # noqa: BLE001 - the repairs stay unconfirmed (verified=None)
             logger.warning("re-check of corrected claims failed: %s", exc)
             return corrections
@@ -156,7 +159,7 @@ class CorrectionStage(Stage):
             text,
             state.input.query,
             state.input.dialogue,
-            self.resources.nlp(),
+            self.nlp(state),
             self.resources.embedder(),
             self.config.coherence,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -232,3 +233,21 @@ def test_a_custom_stage_adds_its_typed_result_to_the_report_and_the_trace() -> N
     assert dumped["extensions"] == {"tone": {"rude": True, "words": 5}}
     traced = seen.outputs["guardrail.tone"]
     assert traced.extensions["tone"] == ToneResult(rude=True, words=5)
+
+
+def test_ainvoke_prepares_the_input_off_the_event_loop() -> None:
+    guard = Guardrail(stages=[ToneStage])
+    where: list[bool] = []
+    prepare = guard.prepare
+
+    def recording(value: Any) -> PipelineState:
+        try:
+            asyncio.get_running_loop()
+            where.append(True)
+        except RuntimeError:
+            where.append(False)
+        return prepare(value)
+
+    guard.prepare = recording  # type: ignore[method-assign]
+    report = asyncio.run(guard.ainvoke(INPUT))
+    assert where == [False] and report.extensions["tone"].rude
