@@ -67,11 +67,12 @@ from langchain_core.runnables.config import patch_config
 from chains.stream_checks import (
     SENTENCE_EVENT,
     SentenceCheck,
+    StreamingConfig,
+    StreamPolicy,
     coerce_base,
     error_checks,
     sentence_checks,
 )
-from guardrail.config import StreamingConfig, StreamPolicy
 from guardrail.errors import GuardrailError
 from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
@@ -190,7 +191,7 @@ class StreamsThroughGuard:
     ) -> Iterator[Any]:
         """Stream the answer's text as it is written, each sentence checked once complete
         (``on_sentence_checked`` events; a failed sentence handled by the streaming policy,
-        :class:`guardrail.config.StreamingConfig`), then the final result."""
+        :class:`chains.stream_checks.StreamingConfig`), then the final result."""
         runnable: Any = self
         yield from runnable._transform_stream_with_config(
             iter([input]), runnable._stream, runnable._root(config), **kwargs

@@ -352,48 +352,6 @@ class DecisionConfig(StrictModel):
     checkworthy claims, the answer is regenerated instead of delivered."""
 
 
-class StreamPolicy(str, Enum):
-    """What a guarded stream does when a sentence fails its check."""
-
-    ANNOTATE = "annotate"
-    """Keep streaming; mark the failed sentence (``annotation`` is emitted right after it)."""
-    STOP = "stop"
-    """End the stream after the failed sentence with ``stop_notice``, then the final report."""
-    BUFFER = "buffer"
-    """Hold each sentence until it is checked; withhold a failed one (``withheld_notice``)."""
-
-
-class StreamingConfig(StrictModel):
-    """Settings of a guarded stream (``GuardrailConfig.streaming``)."""
-
-    policy: StreamPolicy = StreamPolicy.ANNOTATE
-    """What to do when a sentence fails (see :class:`StreamPolicy`)."""
-    annotation: str = " [fact check: {reason}]"
-    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in."""
-    stop_notice: str = "\n[The answer was stopped by the fact checker: {reason}]"
-    """The last text piece under ``stop``."""
-    withheld_notice: str = "[A sentence was withheld by the fact checker: {reason}]"
-    """Replaces a failed sentence under ``buffer``."""
-    final_check: bool = True
-    """Check the whole streamed answer once more at the end, for the final report."""
-
-    @classmethod
-    def load(cls, value: StreamingConfig | dict[str, Any] | str | None) -> StreamingConfig:
-        """From a config, a dict, a policy name, or ``None`` (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, StreamingConfig):
-            return value
-        if isinstance(value, BaseModel):  # the same settings held by another config class
-            value = value.model_dump()
-        if isinstance(value, str):
-            value = {"policy": value}
-        try:
-            return cls.model_validate(value)
-        except ValidationError as exc:
-            raise ConfigError(f"invalid streaming config: {exc}") from exc
-
-
 StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
 """The names of the built-in stages (``disabled_stages`` takes these)."""
 
@@ -418,8 +376,10 @@ class GuardrailConfig(StrictModel):
     disabled_stages: list[StageName] = Field(default_factory=list)
     """Stage names to skip (recorded as skipped)."""
     decision: DecisionConfig = Field(default_factory=DecisionConfig)
-    streaming: StreamingConfig = Field(default_factory=StreamingConfig)
-    """How guarded streams handle a sentence that fails its check (``chains.streaming``)."""
+    streaming: dict[str, Any] = Field(default_factory=dict)
+    """How chains' guarded streams handle a sentence that fails its check: the fields of
+    :class:`chains.stream_checks.StreamingConfig` (``policy``, ``annotation`` …), which lives
+    beside the code reading it and validates this section when a guarded chain is built."""
     retrieval_score: Literal["auto", "embedding", "none"] = "auto"
     """Passages given without a retrieval score: ``embedding`` scores them with the cosine of
     the query (or, without one, the response) and the passage in the guardrail's embedding
