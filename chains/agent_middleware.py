@@ -47,8 +47,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from chains.results import OnFail
+from chains.stream_checks import StreamingConfig
 from chains.streaming import SentenceGuard, StreamsThroughGuard
-from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

@@ -50,8 +50,8 @@ from chains.generation import (
 )
 from chains.results import Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
+from chains.stream_checks import StreamingConfig
 from chains.streaming import SentenceGuard, StreamsThroughGuard
-from guardrail.config import StreamingConfig
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

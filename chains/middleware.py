@@ -40,9 +40,8 @@ from langchain_core.runnables.utils import AddableDict
 
 from chains.embeddings import EmbeddingsEncoder
 from chains.results import OnFail
-from chains.stream_checks import SentenceCheck
+from chains.stream_checks import SentenceCheck, StreamingConfig
 from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
-from guardrail.config import StreamingConfig
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput, Passage
@@ -266,14 +265,16 @@ def with_guardrail(
             ``"annotate"`` | ``"stop"`` | ``"buffer"``); default: the guardrail config's
             ``streaming`` section if it has one, else ``annotate``.
     """
+    guard = guardrail if guardrail is not None else Guardrail()
+    settings = streaming if streaming is not None else getattr(guard.config, "streaming", None)
     return GuardedRunnable(
         chain=chain,
-        guardrail=guardrail if guardrail is not None else Guardrail(),
+        guardrail=guard,
         on_fail=OnFail(on_fail),
         retriever=retriever,
         embeddings=embeddings,
         answer_key=answer_key,
         context_key=context_key,
         knowledge_base=knowledge_base,
-        streaming=StreamingConfig.load(streaming) if streaming is not None else None,
+        streaming=StreamingConfig.load(settings),
     )

@@ -21,13 +21,16 @@ deliver the chunk (:mod:`guardrail.decision.outcomes`):
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from guardrail.config import StrictModel
 from guardrail.decision.outcomes import UNCERTAIN_NOTE, UNVERIFIED_NOTE
 from guardrail.decision.problems import overlaps
+from guardrail.errors import ConfigError
 from guardrail.report import (
     Claim,
     ClaimOutcome,
@@ -43,6 +46,49 @@ from guardrail.text.sentences import Sentence
 
 #: Name of the custom event dispatched per checked sentence.
 SENTENCE_EVENT = "on_sentence_checked"
+
+
+class StreamPolicy(str, Enum):
+    """What a guarded stream does when a sentence fails its check."""
+
+    ANNOTATE = "annotate"
+    """Keep streaming; mark the failed sentence (``annotation`` is emitted right after it)."""
+    STOP = "stop"
+    """End the stream after the failed sentence with ``stop_notice``, then the final report."""
+    BUFFER = "buffer"
+    """Hold each sentence until it is checked; withhold a failed one (``withheld_notice``)."""
+
+
+class StreamingConfig(StrictModel):
+    """Settings of a guarded stream (``GuardrailConfig.streaming``)."""
+
+    policy: StreamPolicy = StreamPolicy.ANNOTATE
+    """What to do when a sentence fails (see :class:`StreamPolicy`)."""
+    annotation: str = " [fact check: {reason}]"
+    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in."""
+    stop_notice: str = "\n[The answer was stopped by the fact checker: {reason}]"
+    """The last text piece under ``stop``."""
+    withheld_notice: str = "[A sentence was withheld by the fact checker: {reason}]"
+    """Replaces a failed sentence under ``buffer``."""
+    final_check: bool = True
+    """Check the whole streamed answer once more at the end, for the final report."""
+
+    @classmethod
+    def load(cls, value: StreamingConfig | dict[str, Any] | str | None) -> StreamingConfig:
+        """From a config, a dict, a policy name, or ``None`` (defaults)."""
+        if value is None:
+            return cls()
+        if isinstance(value, StreamingConfig):
+            return value
+        if isinstance(value, BaseModel):  # the same settings held by another config class
+            value = value.model_dump()
+        if isinstance(value, str):
+            value = {"policy": value}
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid streaming config: {exc}") from exc
+
 
 _FAILED_CLAIMS = frozenset({ClaimStatus.CONTRADICTED, ClaimStatus.UNSUPPORTED})
 _NOTED = {ClaimOutcome.UNCERTAIN: UNCERTAIN_NOTE, ClaimOutcome.UNVERIFIED: UNVERIFIED_NOTE}

@@ -67,12 +67,14 @@ from langchain_core.runnables.config import patch_config
 from chains.stream_checks import (
     SENTENCE_EVENT,
     SentenceCheck,
+    StreamingConfig,
+    StreamPolicy,
     coerce_base,
     error_checks,
     sentence_checks,
 )
-from guardrail.config import StreamingConfig, StreamPolicy
 from guardrail.errors import GuardrailError
+from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
 from guardrail.text.sentences import Sentence, split_sentences
 
@@ -189,7 +191,7 @@ class StreamsThroughGuard:
     ) -> Iterator[Any]:
         """Stream the answer's text as it is written, each sentence checked once complete
         (``on_sentence_checked`` events; a failed sentence handled by the streaming policy,
-        :class:`guardrail.config.StreamingConfig`), then the final result."""
+        :class:`chains.stream_checks.StreamingConfig`), then the final result."""
         runnable: Any = self
         yield from runnable._transform_stream_with_config(
             iter([input]), runnable._stream, runnable._root(config), **kwargs
@@ -331,8 +333,13 @@ class SentenceGuard:
         return [rest] if rest else []
 
     def _check_config(self) -> RunnableConfig | None:
-        """Sentence checks are runs named ``sentence_check`` (the final check is ``guardrail``)."""
-        return None if self.config is None else patch_config(self.config, run_name=CHECK_RUN)
+        """Sentence checks are runs named ``sentence_check`` (the final check is ``guardrail``),
+        not logged as checked answers (their final check is)."""
+        if self.config is None:
+            return None
+        config = patch_config(self.config, run_name=CHECK_RUN)
+        config["metadata"] = {**(config.get("metadata") or {}), LOG_CHECK: False}
+        return config
 
     def _check_input(self, sentences: list[Sentence]) -> dict[str, Any]:
         chunk = self.text[sentences[0].start : sentences[-1].end]

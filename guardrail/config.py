@@ -287,10 +287,13 @@ class FactConfig(StrictModel):
     """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
     synonyms) for mapping a predicate onto a KB attribute."""
     check_history: bool = True
-    history_verifier: bool = True
-    """Also check claims against earlier turns with the NLI verifier (else by value only)."""
+    history_verifier: bool = False
+    """Also check claims against earlier turns with the NLI verifier here (else by value only).
+    Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
+    ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns; turn
+    it on for dialogue-only inputs, where no evidence check runs, at the cost of a second call."""
     history_contradiction: float = 0.8
-    """Minimum verifier contradiction probability for a dialogue-history conflict."""
+    """With ``history_verifier``: minimum verifier contradiction probability for a conflict."""
     history_max_turns: int = 20
     """How many of the most recent turns the history check reads."""
 
@@ -355,48 +358,6 @@ class DecisionConfig(StrictModel):
     checkworthy claims, the answer is regenerated instead of delivered."""
 
 
-class StreamPolicy(str, Enum):
-    """What a guarded stream does when a sentence fails its check."""
-
-    ANNOTATE = "annotate"
-    """Keep streaming; mark the failed sentence (``annotation`` is emitted right after it)."""
-    STOP = "stop"
-    """End the stream after the failed sentence with ``stop_notice``, then the final report."""
-    BUFFER = "buffer"
-    """Hold each sentence until it is checked; withhold a failed one (``withheld_notice``)."""
-
-
-class StreamingConfig(StrictModel):
-    """Settings of a guarded stream (``GuardrailConfig.streaming``)."""
-
-    policy: StreamPolicy = StreamPolicy.ANNOTATE
-    """What to do when a sentence fails (see :class:`StreamPolicy`)."""
-    annotation: str = " [fact check: {reason}]"
-    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in."""
-    stop_notice: str = "\n[The answer was stopped by the fact checker: {reason}]"
-    """The last text piece under ``stop``."""
-    withheld_notice: str = "[A sentence was withheld by the fact checker: {reason}]"
-    """Replaces a failed sentence under ``buffer``."""
-    final_check: bool = True
-    """Check the whole streamed answer once more at the end, for the final report."""
-
-    @classmethod
-    def load(cls, value: StreamingConfig | dict[str, Any] | str | None) -> StreamingConfig:
-        """From a config, a dict, a policy name, or ``None`` (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, StreamingConfig):
-            return value
-        if isinstance(value, BaseModel):  # the same settings held by another config class
-            value = value.model_dump()
-        if isinstance(value, str):
-            value = {"policy": value}
-        try:
-            return cls.model_validate(value)
-        except ValidationError as exc:
-            raise ConfigError(f"invalid streaming config: {exc}") from exc
-
-
 StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
 """The names of the built-in stages (``disabled_stages`` takes these)."""
 
@@ -421,8 +382,10 @@ class GuardrailConfig(StrictModel):
     disabled_stages: list[StageName] = Field(default_factory=list)
     """Stage names to skip (recorded as skipped)."""
     decision: DecisionConfig = Field(default_factory=DecisionConfig)
-    streaming: StreamingConfig = Field(default_factory=StreamingConfig)
-    """How guarded streams handle a sentence that fails its check (``chains.streaming``)."""
+    streaming: dict[str, Any] = Field(default_factory=dict)
+    """How chains' guarded streams handle a sentence that fails its check: the fields of
+    :class:`chains.stream_checks.StreamingConfig` (``policy``, ``annotation`` …), which lives
+    beside the code reading it and validates this section when a guarded chain is built."""
     retrieval_score: Literal["auto", "embedding", "none"] = "auto"
     """Passages given without a retrieval score: ``embedding`` scores them with the cosine of
     the query (or, without one, the response) and the passage in the guardrail's embedding

@@ -36,6 +36,10 @@ from guardrail.report import (
     StageStatus,
 )
 
+LOG_CHECK = "guardrail_log_check"
+"""Run-metadata key: ``{LOG_CHECK: False}`` in a check's config keeps ``Guardrail`` from
+logging its record (a guarded stream's per-sentence checks; their final check is logged)."""
+
 #: The logger :func:`log_check` writes to by default.
 LOGGER_NAME = "guardrail.check"
 

@@ -19,10 +19,11 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,15 @@ from guardrail.report import (
     VerdictLabel,
 )
 from guardrail.scoring import confidence_score, final_confidence
-from guardrail.stages.base import Backends, PipelineState, Resources, Stage, StageUpdate
+from guardrail.stages.base import (
+    Backends,
+    PipelineState,
+    Resources,
+    Stage,
+    StageUpdate,
+    check_order,
+    writers,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -79,16 +88,27 @@ class _StageStep:
 
     def _update(self, state: PipelineState) -> dict[str, Any]:
         result = self.stage.run(state)
-        if isinstance(result, StageUpdate):
-            return result.fields()
-        if not isinstance(result, dict):
+        if not isinstance(result, StageUpdate | dict):
             raise StageError(
                 self.name, f"run() returned {type(result).__name__}, not a StageUpdate"
             )
         try:
-            return StageUpdate.model_validate(result).fields()
+            update = (
+                result if isinstance(result, StageUpdate) else StageUpdate.model_validate(result)
+            ).fields()
         except ValidationError as exc:
             raise StageError(self.name, f"invalid stage update: {exc}") from exc
+        undeclared = sorted(set(update) - set(self.stage.writes) - {"extension"})
+        if undeclared:
+            raise StageError(
+                self.name,
+                f"set {', '.join(undeclared)}, which it does not declare in writes "
+                f"{self.stage.writes}",
+            )
+        extension = update.pop("extension", None)
+        if extension is not None:
+            update["extensions"] = {**state.extensions, self.name: extension}
+        return update
 
     def __call__(self, state: PipelineState) -> PipelineState:
         start = time.perf_counter()
@@ -116,8 +136,13 @@ class _StageStep:
         return state.model_copy(update={**update, "stages": [*state.stages, record]})
 
 
-def unchecked_reasons(state: PipelineState, config: GuardrailConfig) -> list[str]:
-    """Under fail-closed: the checks that could not be done (empty = fully checked)."""
+def unchecked_reasons(
+    state: PipelineState, config: GuardrailConfig, verdict_stages: Collection[str] = ()
+) -> list[str]:
+    """Under fail-closed: the checks that could not be done (empty = fully checked).
+
+    ``verdict_stages`` are the stages that write the verdict (their skip or failure reason
+    explains an answer left unverified)."""
     if config.failure_policy is FailurePolicy.FAIL_OPEN:
         return []
     reasons = [
@@ -125,24 +150,19 @@ def unchecked_reasons(state: PipelineState, config: GuardrailConfig) -> list[str
         for r in state.stages
         if r.status is StageStatus.FAILED
     ]
-    ran = {r.name for r in state.stages if r.status is StageStatus.RAN}
     verdict = state.verdict
     # The knowledge base checked the answer only if it confirmed or refuted some claim: a claim
     # it could not find is no more checked than one with no evidence.
-    factual_ran = (
-        "fact_validation" in ran
-        and state.factual is not None
-        and any(
-            v.status is not ValidationStatus.UNVERIFIABLE for v in state.factual.claim_validations
-        )
+    factual_ran = state.factual is not None and any(
+        v.status is not ValidationStatus.UNVERIFIABLE for v in state.factual.claim_validations
     )
     if verdict is None or verdict.label is VerdictLabel.UNVERIFIED:
         if not factual_ran:
             why = verdict.reason if verdict is not None and verdict.reason else None
             if why is None:
-                hall = next((r for r in state.stages if r.name == "hallucination"), None)
-                why = hall.reason if hall is not None and hall.reason else "no evidence check ran"
-            reasons.append(f"the answer could not be verified: {why}")
+                record = next((r for r in state.stages if r.name in verdict_stages), None)
+                why = record.reason if record is not None and record.reason else None
+            reasons.append(f"the answer could not be verified: {why or 'no evidence check ran'}")
     return reasons
 
 
@@ -161,12 +181,14 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
     return step
 
 
-def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], GuardReport]:
+def _recommendation_step(
+    config: GuardrailConfig, verdict_stages: Collection[str]
+) -> Callable[[dict[str, Any]], GuardReport]:
     def step(data: dict[str, Any]) -> GuardReport:
         state: PipelineState = data["state"]
         breakdown: ConfidenceBreakdown = data["breakdown"]
         confidence: float = data["confidence"]
-        unchecked = unchecked_reasons(state, config)
+        unchecked = unchecked_reasons(state, config, verdict_stages)
         flags = state.flags or []
         claims = state.claims or []
         verdict = state.verdict or Verdict(
@@ -221,18 +243,20 @@ def _recommendation_step(config: GuardrailConfig) -> Callable[[dict[str, Any]], 
             session_id=state.input.session_id,
             turn_id=state.input.turn_id,
             profile=config.profile,
+            extensions=state.extensions,
         )
 
     return step
 
 
 def _log(report: GuardReport, config: RunnableConfig) -> None:
-    """One structured log record per checked answer (seed 004's fields and levels); the
-    per-sentence checks of a guarded stream are not logged, their final check is."""
-    if config.get("run_name") == "sentence_check":
-        return
-    from guardrail.observability import log_check
+    """One structured log record per checked answer (seed 004's fields and levels), unless the
+    caller's run metadata sets :data:`~guardrail.observability.LOG_CHECK` to ``False`` (as a
+    guarded stream's per-sentence checks do; their final check is logged)."""
+    from guardrail.observability import LOG_CHECK, log_check
 
+    if (config.get("metadata") or {}).get(LOG_CHECK) is False:
+        return
     log_check(report)
 
 
@@ -269,29 +293,37 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         if verifier is not None:
             backends = dataclasses.replace(backends or Backends(), verifier=verifier)
         self.resources = Resources(self.config, backends)
-        stage_config = self.config
-        if "claims" in self.config.disabled_stages:
-            # No claims stage: the response is checked as one claim (no decomposition).
-            hall = self.config.hallucination.model_copy(update={"decompose_claims": False})
-            stage_config = self.config.model_copy(update={"hallucination": hall})
-        built: list[Stage] = []
-        for entry in default_stages() if stages is None else stages:
-            if isinstance(entry, Stage):
-                built.append(entry)
-            elif isinstance(entry, type) and issubclass(entry, Stage):
-                built.append(entry(stage_config, self.resources))
-            else:
+        entries = default_stages() if stages is None else stages
+        for entry in entries:
+            if not isinstance(entry, Stage) and not (
+                isinstance(entry, type) and issubclass(entry, Stage)
+            ):
                 raise ConfigError(f"stages must be Stage subclasses or instances, got {entry!r}")
+        # A disabled stage may change what the others do (no claims stage: the response is
+        # checked as one claim); each stage says so in its when_disabled.
+        stage_config = self.config
+        for entry in entries:
+            kind = entry if isinstance(entry, type) else type(entry)
+            if kind.name in self.config.disabled_stages:
+                stage_config = kind.when_disabled(stage_config)
+        built = [
+            entry if isinstance(entry, Stage) else entry(stage_config, self.resources)
+            for entry in entries
+        ]
         names = [st.name for st in built]
         if len(set(names)) != len(names):
             raise ConfigError(f"stage names must be unique, got {names}")
+        check_order(built, self.config.disabled_stages)
         self.stages: tuple[Stage, ...] = tuple(built)
         steps: list[Runnable[Any, Any]] = [
             RunnableLambda(_StageStep(st, self.config), name=f"guardrail.{st.name}") for st in built
         ]
         steps.append(RunnableLambda(_confidence_step(self.config), name="guardrail.confidence"))
         steps.append(
-            RunnableLambda(_recommendation_step(self.config), name="guardrail.recommendation")
+            RunnableLambda(
+                _recommendation_step(self.config, writers(built, "verdict")),
+                name="guardrail.recommendation",
+            )
         )
         # Run step by step (not as one sequence) so each stage is a direct child run.
         self._steps: tuple[Runnable[Any, Any], ...] = tuple(steps)
@@ -364,7 +396,8 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         return report
 
     async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
-        state = self.prepare(value)
+        # prepare parses, detects the language and opens the KB: CPU work, off the event loop
+        state = await asyncio.to_thread(self.prepare, value)
         child = patch_config(config, callbacks=run_manager.get_child())
         out: Any = state
         for step in self._steps:

@@ -470,6 +470,8 @@ class GuardReport(BaseModel):
     session_id: str | None = None
     turn_id: int | None = None
     profile: str = "offline"
+    extensions: dict[str, Any] = Field(default_factory=dict)
+    """Custom stages' own results (pydantic models or JSON data), by stage name."""
 
     @property
     def action(self) -> Action:

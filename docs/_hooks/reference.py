@@ -358,6 +358,12 @@ def render_config() -> str:
                   f"only (`{model.__module__}.{model.__name__}`): " + docline(model.__doc__)
                   + " The bearer token comes from `$GUARDRAIL_API_TOKEN`, never from the file.",
                   "", *header, *rows, ""]
+    from chains.stream_checks import StreamingConfig
+
+    for key, model, rows in config_rows(StreamingConfig, StreamingConfig(), None, "streaming."):
+        lines += [f"### `{key}` {{#{anchor(key)}}}", "", "Read by chains' guarded streams "
+                  f"(`{model.__module__}.{model.__name__}`): " + docline(model.__doc__),
+                  "", *header, *rows, ""]
     return "\n".join(lines)
 
 

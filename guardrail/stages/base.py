@@ -10,21 +10,36 @@ threads.
 The response's language and its spaCy parse are computed once per call, in
 ``Guardrail.prepare``, and shared as ``state.language`` and ``state.doc``.
 
-To add a stage: subclass :class:`Stage`, set ``name``, implement :meth:`Stage.run` and, if the
-stage does not always apply, :meth:`Stage.skip_reason`; pass it to
+Each stage declares the state fields it reads and writes (``needs``, ``reads``, ``writes``);
+:func:`check_order` checks a stage list when a ``Guardrail`` is built: a field a stage needs that
+no earlier stage writes, or one it reads that a later stage writes, is a ``ConfigError`` naming
+both stages. A stage's update may set only the fields it declares.
+
+To add a stage: subclass :class:`Stage`, set ``name`` and its fields, implement :meth:`Stage.run`
+and, if the stage does not always apply, :meth:`Stage.skip_reason`; pass it to
 ``Guardrail(stages=[*default_stages(), MyStage])``. It runs as its own child run
-``guardrail.<name>``.
+``guardrail.<name>``. Its own typed result goes in ``StageUpdate(extension=MyResult(...))`` and
+appears in the report as ``report.extensions[<name>]`` (and in the stage's run output).
+
+Example::
+
+    class Politeness(Stage):
+        name = "politeness"
+        reads = ("flags",)  # after the hallucination stage when that is in the list
+
+        def run(self, state):
+            return StageUpdate(extension=PolitenessResult(rude="stupid" in state.input.response))
 """
 
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from guardrail.config import GuardrailConfig
 from guardrail.errors import ConfigError
@@ -45,8 +60,8 @@ from guardrail.report import (
 T = TypeVar("T")
 
 
-class StageUpdate(BaseModel):
-    """The fields a stage fills in; unknown fields are errors, types are checked."""
+class StageFields(BaseModel):
+    """The state fields stages fill in (shared by :class:`StageUpdate` and the state)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -66,12 +81,27 @@ class StageUpdate(BaseModel):
     """Seed 004's QUD check on the text left after the decision's removals (set by the
     correction stage only when it removed something)."""
 
+
+class StageUpdate(StageFields):
+    """The fields a stage fills in; unknown fields are errors, types are checked."""
+
+    extension: InstanceOf[BaseModel] | dict[str, Any] | None = None
+    """The stage's own result (a pydantic model or JSON data), kept in the report's
+    ``extensions`` under the stage's name."""
+
     def fields(self) -> dict[str, Any]:
         """The fields the stage set (for ``model_copy(update=...)``), as objects."""
         return {k: getattr(self, k) for k in self.model_fields_set}
 
 
-class PipelineState(StageUpdate):
+PREPARED = frozenset({"input", "doc", "language"})
+"""State fields ``Guardrail.prepare`` fills before any stage runs (always readable)."""
+
+STATE_FIELDS = frozenset(StageFields.model_fields) | PREPARED | {"extensions"}
+"""The fields a stage may declare it reads."""
+
+
+class PipelineState(StageFields):
     """The input and everything the stages have produced so far."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -83,6 +113,10 @@ class PipelineState(StageUpdate):
     corrections: list[Correction] = Field(default_factory=list)
     new_entities: list[NewEntity] = Field(default_factory=list)
     stages: list[StageRecord] = Field(default_factory=list)
+    extensions: dict[str, Any] = Field(default_factory=dict)
+    """The custom stages' own results, by stage name."""
+    parses: Any = Field(default_factory=lambda: Parses())
+    """The call's spaCy parses of texts other than the response (:class:`Parses`)."""
 
 
 def _needs(obj: Any, what: str, *methods: str) -> None:
@@ -186,6 +220,18 @@ class Resources:
 
         return self.get("verifier", lambda: load_verifier(self.config.models.verifier))
 
+    def score_cache(self) -> Any:
+        """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when
+        ``hallucination.speed.score_cache_size`` is 0); the same object the hallucination
+        stage scores through."""
+        from guardrail.hallucination.plan import speed_config
+        from guardrail.verifiers.cache import ScoreCache
+
+        size = speed_config(self.config.hallucination).score_cache_size
+        if size <= 0:
+            return None
+        return self.get("hallucination.score_cache", lambda: ScoreCache(size))
+
     def nlp(self) -> Any:
         """The spaCy pipeline of the config (raises a ``GuardrailError`` when unavailable)."""
         from guardrail.nlp import load_spacy
@@ -204,18 +250,50 @@ class Resources:
         return self.get("claim_llm", missing)
 
 
-class SharedParse:
-    """A spaCy pipeline that hands back the call's shared parse for the response text, so no
-    stage parses the response again; other texts are parsed as usual."""
+class Parses:
+    """The spaCy parses of one call, by text: each text the stages parse is parsed once
+    (the response's parse is ``state.doc``; dialogue turns, the query and the QUD are parsed
+    by the first stage that reads them and shared with the others)."""
 
-    def __init__(self, nlp: Any, doc: Any) -> None:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._docs: dict[str, Any] = {}
+
+    def get(self, nlp: Any, texts: Sequence[str]) -> list[Any]:
+        """The parses of ``texts``, parsing those not seen yet in one ``nlp.pipe`` call."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._docs))
+            if todo:
+                self._docs.update(zip(todo, nlp.pipe(todo), strict=True))
+            return [self._docs[t] for t in texts]
+
+
+class SharedParse:
+    """A spaCy pipeline that hands back the call's parses: the shared parse for the response
+    text, and every other text parsed at most once per call (:class:`Parses`). A ``pipe`` with
+    options (``disable=...``) parses as asked, uncached."""
+
+    def __init__(self, nlp: Any, doc: Any, parses: Parses | None = None) -> None:
         self._nlp = nlp
         self._doc = doc
+        self._parses = parses if parses is not None else Parses()
 
     def __call__(self, text: str) -> Any:
         if self._doc is not None and text == self._doc.text:
             return self._doc
-        return self._nlp(text)
+        return self._parses.get(self._nlp, [text])[0]
+
+    def pipe(self, texts: Iterable[str], **options: Any) -> Iterable[Any]:
+        if options:
+            parsed: Iterable[Any] = self._nlp.pipe(texts, **options)
+            return parsed
+        todo = list(texts)
+        rest = [t for t in todo if self._doc is None or t != self._doc.text]
+        parsed = iter(self._parses.get(self._nlp, rest))
+        return [
+            self._doc if self._doc is not None and t == self._doc.text else next(parsed)
+            for t in todo
+        ]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._nlp, name)
@@ -225,6 +303,18 @@ class Stage(ABC):
     """One step of the pipeline. Subclasses set ``name`` and implement ``run``."""
 
     name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage cannot run without: an earlier stage must write each."""
+    reads: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage reads when present: a stage writing one must come earlier."""
+    writes: ClassVar[tuple[str, ...]] = ()
+    """State fields the stage's update may set (besides its own ``extension``)."""
+
+    @classmethod
+    def when_disabled(cls, config: GuardrailConfig) -> GuardrailConfig:
+        """The config the other stages run with when this stage is in ``disabled_stages``
+        (unchanged by default)."""
+        return config
 
     def __init__(self, config: GuardrailConfig, resources: Resources) -> None:
         self.config = config
@@ -235,9 +325,45 @@ class Stage(ABC):
         return None
 
     def nlp(self, state: PipelineState) -> SharedParse:
-        """The spaCy pipeline, returning ``state.doc`` for the response (parsed once per call)."""
-        return SharedParse(self.resources.nlp(), state.doc)
+        """The spaCy pipeline, returning ``state.doc`` for the response and the call's shared
+        parse of every other text (each parsed once per call)."""
+        return SharedParse(self.resources.nlp(), state.doc, state.parses)
 
     @abstractmethod
     def run(self, state: PipelineState) -> StageUpdate | dict[str, Any]:
         """Compute this stage's results; return the ``PipelineState`` fields to set."""
+
+
+def check_order(stages: Sequence[Stage], disabled: Collection[str] = ()) -> None:
+    """Raise a ``ConfigError`` naming both stages when a stage needs or reads a field out of
+    order: a field in ``needs`` that no earlier, enabled stage writes, or a field in ``needs`` /
+    ``reads`` that a later stage writes. Fields :data:`PREPARED` are always there."""
+    for i, stage in enumerate(stages):
+        for field in (*stage.needs, *stage.reads, *stage.writes):
+            if field not in STATE_FIELDS:
+                raise ConfigError(f"stage {stage.name!r} declares unknown state field {field!r}")
+        for field in dict.fromkeys((*stage.needs, *stage.reads)):
+            if field in PREPARED:
+                continue
+            later = [s.name for s in stages[i + 1 :] if field in s.writes]
+            if later:
+                raise ConfigError(
+                    f"stage {stage.name!r} reads {field!r}, which stage {later[0]!r} writes "
+                    f"after it: put {later[0]!r} before {stage.name!r}"
+                )
+        for field in stage.needs:
+            if field in PREPARED:
+                continue
+            earlier = [s.name for s in stages[:i] if field in s.writes]
+            if not any(name not in disabled for name in earlier):
+                where = (
+                    f"stage {earlier[0]!r} writes it but is disabled"
+                    if earlier
+                    else "no earlier stage writes it"
+                )
+                raise ConfigError(f"stage {stage.name!r} needs {field!r}: {where}")
+
+
+def writers(stages: Iterable[Stage], field: str) -> list[str]:
+    """The names of the stages that write ``field``."""
+    return [s.name for s in stages if field in s.writes]

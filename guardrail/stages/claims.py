@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from guardrail.config import GuardrailConfig
 from guardrail.hallucination.claims import sentence_claims
 from guardrail.report import Claim
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
@@ -32,6 +33,14 @@ class ClaimsStage(Stage):
     """Splits the response into claims and detects its language."""
 
     name = "claims"
+    reads = ("language",)
+    writes = ("claims", "language")
+
+    @classmethod
+    def when_disabled(cls, config: GuardrailConfig) -> GuardrailConfig:
+        """Without the claims stage the response is checked as one claim (no decomposition)."""
+        hall = config.hallucination.model_copy(update={"decompose_claims": False})
+        return config.model_copy(update={"hallucination": hall})
 
     def run(self, state: PipelineState) -> StageUpdate:
         response = state.input.response

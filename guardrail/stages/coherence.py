@@ -20,6 +20,8 @@ class CoherenceStage(Stage):
     """Scores QUD relevance, topic, entity, discourse and reference consistency."""
 
     name = "coherence"
+    reads = ("language", "doc")
+    writes = ("coherence",)
 
     def skip_reason(self, state: PipelineState) -> str | None:
         """The rules read an English parse: other languages are recorded as not checked."""
@@ -33,7 +35,7 @@ class CoherenceStage(Stage):
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.coherence.checker import check_coherence, embed_prototypes
 
-        nlp = self.resources.nlp()
+        nlp = self.nlp(state)
         embedder = self.resources.embedder()
         prototypes = self.resources.get(
             "coherence.act_prototypes", lambda: embed_prototypes(embedder)

@@ -19,6 +19,8 @@ class CorrectionStage(Stage):
     """Corrects, annotates and lists new entities; not itself a check."""
 
     name = "correction"
+    reads = ("claims", "extracted_claims", "factual", "flags", "verdict", "coherence", "doc")
+    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud")
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
         from guardrail.correction import vocabulary_of
@@ -76,8 +78,11 @@ class CorrectionStage(Stage):
                 jobs.append((k, index, snippet, fixed))
         if not jobs:
             return corrections
+        from guardrail.hallucination.plan import score
+
         try:
-            preds = list(self.resources.verifier().predict([(p, h) for _, _, p, h in jobs]))
+            pairs = [(p, h) for _, _, p, h in jobs]
+            preds = score(self.resources.verifier(), pairs, self.resources.score_cache())
         except Exception as exc:  # noqa: BLE001 - the repairs stay unconfirmed (verified=None)
             logger.warning("re-check of corrected claims failed: %s", exc)
             return corrections
@@ -154,7 +159,7 @@ class CorrectionStage(Stage):
             text,
             state.input.query,
             state.input.dialogue,
-            self.resources.nlp(),
+            self.nlp(state),
             self.resources.embedder(),
             self.config.coherence,
         )

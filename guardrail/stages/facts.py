@@ -19,6 +19,8 @@ class FactValidationStage(Stage):
     """Extracts (subject, predicate, object) claims and validates them."""
 
     name = "fact_validation"
+    reads = ("doc",)
+    writes = ("extracted_claims", "factual")
 
     def skip_reason(self, state: PipelineState) -> str | None:
         if state.input.knowledge_base is None and not state.input.dialogue.turns:

@@ -178,6 +178,9 @@ class HallucinationStage(Stage):
     """Scores every claim against the evidence in one batched verifier call."""
 
     name = "hallucination"
+    reads = ("claims", "factual", "language", "doc")
+    """``factual`` gives the WRONG_ATTRIBUTE flags: fact validation must run first."""
+    writes = ("claims", "verdict", "flags", "language")
 
     def skip_reason(self, state: PipelineState) -> str | None:
         data = state.input

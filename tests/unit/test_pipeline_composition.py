@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import FakeListChatModel
+from pydantic import BaseModel
 
 from guardrail import (
     Backends,
@@ -19,6 +22,7 @@ from guardrail import (
     default_stages,
 )
 from guardrail.report import CoherenceResult, StageStatus
+from guardrail.stages.claims import ClaimsStage
 
 
 class Names(BaseCallbackHandler):
@@ -33,6 +37,7 @@ class PolitenessStage(Stage):
     """A user's own check: a rude answer gets a low coherence score."""
 
     name = "politeness"
+    writes = ("coherence",)
 
     def run(self, state: PipelineState) -> StageUpdate:
         rude = "stupid" in state.input.response.lower()
@@ -48,9 +53,50 @@ class TypoStage(Stage):
 
 class WrongTypeStage(Stage):
     name = "wrong_type"
+    writes = ("claims",)
 
     def run(self, state: PipelineState) -> dict[str, Any]:
         return {"claims": "not a list"}
+
+
+class ToneResult(BaseModel):
+    """A custom stage's own typed result."""
+
+    rude: bool
+    words: int
+
+
+class ToneStage(Stage):
+    """A user's own check that adds its result to the report instead of overwriting one."""
+
+    name = "tone"
+    reads = ("flags",)
+
+    def run(self, state: PipelineState) -> StageUpdate:
+        text = state.input.response
+        return StageUpdate(extension=ToneResult(rude="stupid" in text, words=len(text.split())))
+
+
+class JsonStage(Stage):
+    name = "json"
+
+    def run(self, state: PipelineState) -> dict[str, Any]:
+        return {"extension": {"n": 1}}
+
+
+class NeedsVerdict(Stage):
+    name = "audit"
+    needs = ("verdict",)
+
+    def run(self, state: PipelineState) -> StageUpdate:  # pragma: no cover - never built
+        return StageUpdate()
+
+
+class SneakyStage(Stage):
+    name = "sneaky"
+
+    def run(self, state: PipelineState) -> StageUpdate:
+        return StageUpdate(coherence=CoherenceResult(score=1.0))
 
 
 INPUT = {"query": "Hi?", "response": "That is a stupid question.", "passages": []}
@@ -78,8 +124,8 @@ def test_a_custom_stage_runs_as_its_own_child_run() -> None:
 
 
 def test_stages_can_be_added_to_the_defaults() -> None:
-    guard = Guardrail(stages=[*default_stages(), PolitenessStage])
-    assert [s.name for s in guard.stages][-1] == "politeness"
+    guard = Guardrail(stages=[*default_stages(), ToneStage])
+    assert [s.name for s in guard.stages][-1] == "tone"
     with pytest.raises(ConfigError, match="unique"):
         Guardrail(stages=[PolitenessStage, PolitenessStage])
     with pytest.raises(ConfigError, match="Stage subclasses"):
@@ -131,7 +177,77 @@ def test_config_is_immutable_after_load() -> None:
 
 
 def test_disabling_claims_checks_the_response_as_one_claim() -> None:
+    assert ClaimsStage.when_disabled(GuardrailConfig()).hallucination.decompose_claims is False
     guard = Guardrail({"disabled_stages": ["claims"]})
     stage = next(s for s in guard.stages if s.name == "hallucination")
     assert stage.config.hallucination.decompose_claims is False
     assert guard.config.hallucination.decompose_claims is True
+
+
+def test_a_stage_writing_what_an_earlier_stage_read_is_a_config_error_naming_both() -> None:
+    # correction reads coherence: a stage overwriting it afterwards would go unseen by it
+    with pytest.raises(ConfigError, match=r"'correction'.*'politeness'"):
+        Guardrail(stages=[*default_stages(), PolitenessStage])
+    coherence, claims, facts, hallucination, correction = default_stages()
+    # fact validation after hallucination: its WRONG_ATTRIBUTE flags would silently vanish
+    with pytest.raises(ConfigError, match=r"'hallucination'.*'factual'.*'fact_validation'"):
+        Guardrail(stages=[coherence, claims, hallucination, facts, correction])
+
+
+def test_a_misordered_or_missing_needed_field_is_a_config_error_naming_both() -> None:
+    stages = default_stages()
+    with pytest.raises(ConfigError, match=r"'audit' reads 'verdict'.*'hallucination'"):
+        Guardrail(stages=[*stages[:3], NeedsVerdict, *stages[3:]])
+    with pytest.raises(ConfigError, match="'audit' needs 'verdict': no earlier stage"):
+        Guardrail(stages=[*stages[:3], NeedsVerdict])
+    with pytest.raises(ConfigError, match=r"'audit' needs 'verdict'.*'hallucination'.*disabled"):
+        Guardrail({"disabled_stages": ["hallucination"]}, stages=[*stages, NeedsVerdict])
+    assert Guardrail(stages=[*stages, NeedsVerdict]).stages[-1].name == "audit"
+
+
+def test_a_stage_setting_a_field_it_does_not_declare_fails_with_the_reason() -> None:
+    report = Guardrail(stages=[SneakyStage]).invoke(INPUT)
+    [record] = report.stages
+    assert record.status is StageStatus.FAILED and "coherence" in (record.reason or "")
+    assert report.coherence is None
+
+
+class Outputs(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.names: dict[Any, str] = {}
+        self.outputs: dict[str, Any] = {}
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self.names[kwargs["run_id"]] = kwargs.get("name") or ""
+
+    def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+        self.outputs[self.names.get(kwargs["run_id"], "")] = outputs
+
+
+def test_a_custom_stage_adds_its_typed_result_to_the_report_and_the_trace() -> None:
+    seen = Outputs()
+    report = Guardrail(stages=[ToneStage]).invoke(INPUT, config={"callbacks": [seen]})
+    assert report.extensions == {"tone": ToneResult(rude=True, words=5)}
+    assert Guardrail(stages=[JsonStage]).invoke(INPUT).extensions == {"json": {"n": 1}}
+    dumped = json.loads(report.model_dump_json())
+    assert dumped["extensions"] == {"tone": {"rude": True, "words": 5}}
+    traced = seen.outputs["guardrail.tone"]
+    assert traced.extensions["tone"] == ToneResult(rude=True, words=5)
+
+
+def test_ainvoke_prepares_the_input_off_the_event_loop() -> None:
+    guard = Guardrail(stages=[ToneStage])
+    where: list[bool] = []
+    prepare = guard.prepare
+
+    def recording(value: Any) -> PipelineState:
+        try:
+            asyncio.get_running_loop()
+            where.append(True)
+        except RuntimeError:
+            where.append(False)
+        return prepare(value)
+
+    guard.prepare = recording  # type: ignore[method-assign]
+    report = asyncio.run(guard.ainvoke(INPUT))
+    assert where == [False] and report.extensions["tone"].rude

@@ -18,9 +18,8 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableGenerator, RunnableLambda
 
 from chains.middleware import REPORT_KEY, with_guardrail
-from chains.stream_checks import SentenceCheck
+from chains.stream_checks import SentenceCheck, StreamingConfig
 from chains.streaming import SentenceGuard, guard_stream
-from guardrail.config import StreamingConfig
 from guardrail.errors import ConfigError
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport, VerdictLabel
@@ -215,3 +214,17 @@ def test_trace_has_one_run_per_sentence_check_then_the_final_check(guard: Guardr
     assert checks == ["sentence_check"] * 3 + ["guardrail"]
     first = root.find("sentence_check")[0]
     assert first.children and first.children[0].name.startswith("guardrail.")  # its stages
+
+
+def test_the_config_streaming_section_still_works_and_is_checked_by_chains() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    from chains.middleware import with_guardrail
+    from guardrail import ConfigError, Guardrail
+
+    guard = Guardrail({"streaming": {"policy": "stop", "final_check": False}})
+    assert guard.config.streaming == {"policy": "stop", "final_check": False}
+    safe = with_guardrail(RunnableLambda(lambda x: "ok"), guard)
+    assert safe._settings().policy.value == "stop" and not safe._settings().final_check
+    with pytest.raises(ConfigError, match="polcy"):
+        with_guardrail(RunnableLambda(lambda x: "ok"), Guardrail({"streaming": {"polcy": "stop"}}))
