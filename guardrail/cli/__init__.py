@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "guardrail.cli.serve",
     "guardrail.cli.store",
     "guardrail.cli.audit",
+    "guardrail.cli.verifiers",
 )
 
 

@@ -42,6 +42,7 @@ from guardrail.report import (
 )
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
+from guardrail.verifiers.hybrid import verifier_usage
 
 logger = logging.getLogger(__name__)
 
@@ -293,7 +294,10 @@ def detect(
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
     """
-    scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
+    with verifier_usage() as usage:  # which members of a hybrid verifier decided
+        scoring = score_claims(
+            claims, evidence, verifier, config, embedder, cache, no_evidence_reason
+        )
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp
     )
@@ -303,7 +307,8 @@ def detect(
         sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
     else:
         sizing = "whole passages"
-    method = "; ".join([name, unit, sizing, *scoring.notes])
+    decided = usage.describe()
+    method = "; ".join([name, *([decided] if decided else []), unit, sizing, *scoring.notes])
     verdict = response_verdict(
         entailments,
         [c.status for c in scoring.claims],
