@@ -31,6 +31,7 @@ COMMANDS: tuple[str, ...] = (
     "guardrail.cli.store",
     "guardrail.cli.audit",
     "guardrail.cli.verifiers",
+    "guardrail.cli.calibrate_claims",
 )
 
 

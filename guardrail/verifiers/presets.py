@@ -110,6 +110,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=512,
         template="minicheck",
         published_bacc=73.5,
+        cpu_pairs_per_s=174.4,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -124,6 +125,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=2048,
         template="minicheck",
         published_bacc=73.1,
+        cpu_pairs_per_s=389.6,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -139,6 +141,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=2048,
         template="minicheck_t5",
         published_bacc=75.0,
+        cpu_pairs_per_s=36.6,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -154,6 +157,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=2048,
         template="factcg",
         published_bacc=75.6,
+        cpu_pairs_per_s=427.4,
         reference="derenlei/FactCG factcg/inference.py, factcg/utils.py",
     ),
     VerifierPreset(
@@ -167,6 +171,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=512,
         template="hhem",
         tokenizer_hub_id="google/flan-t5-base",
+        cpu_pairs_per_s=60.2,
         reference="vectara/hallucination_evaluation_model modeling_hhem_v2.py",
     ),
     VerifierPreset(
@@ -179,6 +184,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "max hallucination probability per token over chunks",
         max_tokens=4096,
         template="lettuce",
+        cpu_pairs_per_s=15.7,
         reference="KRLabsOrg/LettuceDetect lettucedetect/detectors/transformer.py",
     ),
     VerifierPreset(
@@ -191,6 +197,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "max hallucination probability per token over chunks",
         max_tokens=4096,
         template="lettuce",
+        cpu_pairs_per_s=15.7,
         reference="KRLabsOrg/LettuceDetect lettucedetect/detectors/transformer.py",
     ),
 )
