@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--format", choices=("json", "text"), default="text")
+    p.add_argument("--format", choices=("json", "text", "markdown"), default="text")
     p.set_defaults(func=run)
 
 
@@ -49,10 +49,26 @@ def render_text(items: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def render_markdown(items: list[dict[str, Any]]) -> str:
+    """The presets table of the README and the docs (a test keeps them equal to this)."""
+    lines = [
+        "| preset | hub id | kind | labels | LLM-AggreFact bAcc (published) | tiny-model pairs/s |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for r in items:
+        acc = f"{r['published_bacc']:.1f}" if r["published_bacc"] is not None else "—"
+        speed = f"{r['cpu_pairs_per_s']:.0f}" if r["cpu_pairs_per_s"] is not None else "—"
+        hub = f"`{r['hub_id']}`" if r["kind"] != "bundled" else "shipped in the package"
+        lines.append(f"| `{r['name']}` | {hub} | {r['kind']} | {r['labels']} | {acc} | {speed} |")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     items = rows()
     if args.format == "json":
         sys.stdout.write(json.dumps(items, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(items) + "\n")
     else:
         sys.stdout.write(render_text(items) + "\n")
     return 0

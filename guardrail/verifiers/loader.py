@@ -158,6 +158,11 @@ def _load_bundled(options: dict[str, Any]) -> Verifier:
 
 
 def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
+    from guardrail.verifiers.preset_export import exported_preset
+
+    exported = exported_preset(path)
+    if exported is not None:
+        return build_preset(exported, str(path), options)
     if (path / "model.onnx").exists():
         from guardrail.verifiers.onnx_backend import OnnxVerifier
 
@@ -200,6 +205,10 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
             raise ModelLoadError(missing_model_message(preset, source)) from exc
     from guardrail.verifiers import preset_backends as backends
 
+    if path and (Path(path) / "model.onnx").exists() and preset.kind != "span":
+        from guardrail.verifiers.preset_export import OnnxPresetVerifier
+
+        return OnnxPresetVerifier(preset, path, **options)
     cls: type[backends.PresetVerifier]
     if preset.kind == "classifier":
         cls = backends.ClassifierPresetVerifier

@@ -73,18 +73,14 @@ class PresetVerifier(Verifier):
         batch_size: int = 16,
         max_tokens: int | None = None,
     ) -> None:
-        try:
-            import torch
-        except ImportError as exc:
-            raise MissingDependencyError("transformers", "models") from exc
         self.preset = preset
         self.source = str(source) if source is not None else preset.hub_id
         self.name = preset.name
         self.languages = preset.languages
         self.max_tokens = int(max_tokens or preset.max_tokens)
         self.batch_size = max(1, int(batch_size))
-        if threads:
-            torch.set_num_threads(int(threads))
+        self.threads = int(threads)
+        self._prepare()
         local = Path(self.source).expanduser()
         if (self.source.startswith((".", "/", "~")) or local.is_absolute()) and not local.is_dir():
             raise ModelLoadError(missing_model_message(preset, self.source))
@@ -101,10 +97,22 @@ class PresetVerifier(Verifier):
             raise ModelLoadError(
                 f"could not load preset {preset.name} from {self.source}: {first}"
             ) from exc
-        self.model.eval()
         logger.info("loaded verifier preset %s from %s", preset.name, self.source)
 
     # -- loading ---------------------------------------------------------------------------
+
+    tensors = "pt"
+    """``return_tensors`` of the tokenizer: torch tensors here, numpy for ONNX Runtime."""
+
+    def _prepare(self) -> None:
+        """Import the runtime (torch here) and set its threads; raise an install hint."""
+        try:
+            import torch
+            import transformers  # noqa: F401
+        except ImportError as exc:
+            raise MissingDependencyError("transformers", "models") from exc
+        if self.threads:
+            torch.set_num_threads(self.threads)
 
     def _load_tokenizer(self) -> Any:
         from transformers import AutoTokenizer
@@ -151,7 +159,7 @@ class PresetVerifier(Verifier):
                 max_length=self.max_tokens,
                 truncation=True,
                 padding=True,
-                return_tensors="pt",
+                return_tensors=self.tensors,
             )
         )
 
@@ -188,7 +196,7 @@ class ClassifierPresetVerifier(PresetVerifier):
     def _load_model(self) -> Any:
         from transformers import AutoModelForSequenceClassification
 
-        model = AutoModelForSequenceClassification.from_pretrained(self.source)
+        model = AutoModelForSequenceClassification.from_pretrained(self.source).eval()
         if int(model.config.num_labels) != 2:
             raise ModelLoadError(
                 f"preset {self.preset.name} expects a 2-label model, {self.source} has "
@@ -211,7 +219,7 @@ class MiniCheckT5Verifier(PresetVerifier):
     def _load_model(self) -> Any:
         from transformers import AutoModelForSeq2SeqLM
 
-        model = AutoModelForSeq2SeqLM.from_pretrained(self.source)
+        model = AutoModelForSeq2SeqLM.from_pretrained(self.source).eval()
         if int(model.config.vocab_size) <= max(formats.MINICHECK_T5_LABEL_IDS):
             raise ModelLoadError(f"{self.source}: vocabulary too small for ids 3 / 209")
         return model
@@ -255,14 +263,15 @@ class HHEMVerifier(PresetVerifier):
             arch = json.loads(config_path.read_text(encoding="utf-8")).get("architectures") or []
             if "HHEMv2ForSequenceClassification" in arch:
                 return self._load_vectara_layout(config_path.parent)
-        return T5ForTokenClassification.from_pretrained(self.source)
+        model: Any = T5ForTokenClassification.from_pretrained(self.source)
+        return model.eval()
 
     def _load_vectara_layout(self, folder: Path) -> Any:
         from transformers import AutoConfig, T5ForTokenClassification
 
         foundation = self.preset.tokenizer_hub_id or "google/flan-t5-base"
         config = AutoConfig.from_pretrained(foundation, num_labels=2)
-        model = T5ForTokenClassification(config)
+        model: Any = T5ForTokenClassification(config)
         weights = folder / "model.safetensors"
         if not weights.exists():
             raise ModelLoadError(f"{folder} has no model.safetensors")
@@ -272,7 +281,7 @@ class HHEMVerifier(PresetVerifier):
         missing, unexpected = model.load_state_dict(state, strict=False)
         if unexpected or [m for m in missing if not m.endswith("embed_tokens.weight")]:
             raise ModelLoadError(f"{folder}: weights do not fit T5ForTokenClassification")
-        return model
+        return model.eval()
 
     def support(self, texts: list[str]) -> np.ndarray:
         import torch

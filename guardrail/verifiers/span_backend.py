@@ -49,7 +49,7 @@ class SpanPresetVerifier(PresetVerifier):
     def _load_model(self) -> Any:
         from transformers import AutoModelForTokenClassification
 
-        return AutoModelForTokenClassification.from_pretrained(self.source)
+        return AutoModelForTokenClassification.from_pretrained(self.source).eval()
 
     def encode_pair(self, context: str, answer: str) -> Any:
         """The authors' encoding of one (context prompt, answer) pair, with offsets."""

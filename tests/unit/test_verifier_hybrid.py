@@ -118,3 +118,12 @@ def test_verifiers_command_lists_presets() -> None:
     rows = {r["name"]: r for r in json.loads(out.getvalue())}
     assert rows["minicheck-flan-t5-l"]["hub_id"] == "lytang/MiniCheck-Flan-T5-Large"
     assert rows["factcg-deberta-l"]["published_bacc"] == 75.6
+
+
+def test_readme_and_docs_show_the_presets_table_of_the_registry() -> None:
+    from guardrail.cli.verifiers import render_markdown, rows
+
+    root = Path(__file__).resolve().parents[2]
+    table = render_markdown(rows())
+    for page in (root / "README.md", root / "docs" / "how-to" / "verifier.md"):
+        assert table in page.read_text(encoding="utf-8"), f"{page.name}: regenerate the table"

@@ -210,3 +210,35 @@ def test_missing_model_is_one_line_naming_hub_id_or_path(
     assert '"path"' in message
     with pytest.raises(ConfigError):
         load_verifier({"preset": "no-such-model"})
+
+
+def test_check_works_for_every_preset_against_a_local_model(models: dict[str, Path]) -> None:
+    import contextlib
+    import io
+    import json
+
+    from guardrail.cli import main
+
+    specs = {**{name: str(path) for name, path in models.items()}}
+    specs["factcg-deberta-l"] = str(models["minicheck-deberta-l"])
+    specs["lettucedetect-base"] = str(models["tinylettuce-17m"])
+    for name, path in specs.items():
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = main(
+                [
+                    "check",
+                    "-r",
+                    CLAIM,
+                    "-p",
+                    DOC,
+                    "--verifier",
+                    f"{name}={path}",
+                    "--format",
+                    "json",
+                ]
+            )
+        report = json.loads(out.getvalue())
+        assert rc == 0, name
+        assert report["verdict"]["method"].startswith(f"{name}; uncalibrated (threshold 0.5)")
+        assert report["claims"][0]["p_supported"] is not None, name
