@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from guardrail.verifiers import load_verifier  # noqa: E402
+from guardrail.verifiers.preset_export import EXPORTABLE, export_preset  # noqa: E402
 from tests import tiny_presets as tiny  # noqa: E402
 
 PREMISE = (
@@ -43,25 +44,41 @@ def build(root: Path) -> dict[str, Path]:
     }
 
 
+def _time(verifier: object, pairs: list[tuple[str, str]]) -> float:
+    """Best of three timed runs after a warm-up, in seconds."""
+    predict = verifier.predict  # type: ignore[attr-defined]
+    predict(pairs[:4])
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        predict(pairs)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--onnx", action="store_true", help="also export each exportable preset (fp32) and time it"
+    )
     args = parser.parse_args()
     pairs = [(PREMISE, CLAIMS[i % len(CLAIMS)]) for i in range(args.pairs)]
     result: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in build(Path(tmp)).items():
             v = load_verifier({"preset": name, "path": str(path)}, threads=args.threads)
-            v.predict(pairs[:4])  # warm-up
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                v.predict(pairs)
-                best = min(best, time.perf_counter() - start)
+            best = _time(v, pairs)
             result[name] = round(len(pairs) / best, 1)
-            print(f"{name:<22} {result[name]:>8.1f} pairs/s", flush=True)
+            print(f"{name:<22} {result[name]:>8.1f} pairs/s (torch)", flush=True)
+            if args.onnx and getattr(v, "preset", None) and v.preset.kind in EXPORTABLE:
+                out = Path(tmp) / f"{name}-onnx"
+                export_preset(name, path, out, weights="fp32")
+                onnx = load_verifier(str(out), threads=args.threads)
+                result[f"{name} (onnx)"] = round(len(pairs) / _time(onnx, pairs), 1)
+                print(f"{name:<22} {result[f'{name} (onnx)']:>8.1f} pairs/s (onnx)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

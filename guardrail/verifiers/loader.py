@@ -11,6 +11,8 @@ Specs:
 - a preset name (``"minicheck-deberta-l"``, see :mod:`guardrail.verifiers.presets`) — the
   model by its hub id, called in its authors' format; ``{"preset": NAME, "path": DIR}`` — the
   same from a local directory (offline);
+- ``"vectara:api"`` — Vectara's hosted HHEM scoring (``VECTARA_API_KEY``),
+  :class:`~guardrail.verifiers.vectara_api.VectaraAPIVerifier`;
 - a list of specs (``["hhem-2.1-open", "bundled"]``) —
   :class:`~guardrail.verifiers.hybrid.HybridVerifier`, which drops a member that fails;
 - a :class:`Verifier` — returned as is.
@@ -120,6 +122,10 @@ def _build(spec: Any, options: dict[str, Any]) -> Verifier:
         text = str(spec).strip()
         if not text:
             raise ConfigError("empty verifier spec; use None for the bundled model")
+        if text == "vectara:api":
+            from guardrail.verifiers.vectara_api import VectaraAPIVerifier
+
+            return VectaraAPIVerifier(**options)
         if text.startswith(LLM_PREFIX):
             from guardrail.verifiers.llm_judge import LLMJudgeVerifier, chat_model_from_spec
 

@@ -80,12 +80,34 @@ class SpanPresetVerifier(PresetVerifier):
         pairs = check_pairs(pairs)
         out = np.zeros(len(pairs), dtype=np.float64)
         try:
-            for i, (premise, claim) in enumerate(pairs):
-                probs, _ = self.token_probabilities(formats.lettuce_prompt([premise]), claim)
-                out[i] = 1.0 - float(probs.max()) if probs.size else 0.5
+            for start in range(0, len(pairs), self.batch_size):
+                chunk = pairs[start : start + self.batch_size]
+                out[start : start + len(chunk)] = self._claim_support(chunk)
         except Exception as exc:
             raise VerifierError(f"verifier preset {self.name} failed: {exc}") from exc
         return supported_predictions(out)
+
+    def _claim_support(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """1 - the highest p(hallucinated) over each claim's tokens, one padded batch."""
+        import torch
+
+        enc = self.tokenizer(
+            [formats.lettuce_prompt([p]) for p, _ in pairs],
+            [h for _, h in pairs],
+            truncation="only_first",
+            max_length=self.max_tokens,
+            padding=True,
+            return_tensors="pt",
+        )
+        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        with torch.inference_mode():
+            probs = softmax(self.model(**feed).logits.float().numpy())[..., 1]
+        support = np.full(len(pairs), 0.5)
+        for row in range(len(pairs)):
+            answer = [i for i, s in enumerate(enc.sequence_ids(row)) if s == 1]
+            if answer:
+                support[row] = 1.0 - float(probs[row, answer].max())
+        return support
 
     def spans(
         self, passages: Sequence[str], answer: str, question: str | None = None

@@ -242,3 +242,14 @@ def test_check_works_for_every_preset_against_a_local_model(models: dict[str, Pa
         assert rc == 0, name
         assert report["verdict"]["method"].startswith(f"{name}; uncalibrated (threshold 0.5)")
         assert report["claims"][0]["p_supported"] is not None, name
+
+
+def test_lettuce_batched_support_equals_its_token_probabilities(models: dict[str, Path]) -> None:
+    from guardrail.verifiers.formats import lettuce_prompt
+
+    v = _load(models, "tinylettuce-17m", batch_size=2)
+    pairs = [(DOC, CLAIM), ("Short.", "A much longer claim about the valley."), (DOC, "Lyon.")]
+    got = [p.entailment for p in v.predict(pairs)]
+    for (premise, claim), p in zip(pairs, got, strict=True):
+        probs, _ = v.token_probabilities(lettuce_prompt([premise]), claim)
+        assert p == pytest.approx(1.0 - float(probs.max()), abs=1e-5)
