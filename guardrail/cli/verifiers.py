@@ -16,8 +16,9 @@ models.verifier: "minicheck-deberta-l", {"preset": "minicheck-deberta-l", "path"
 or ["hhem-2.1-open", "bundled"].
 
 accuracy: LLM-AggreFact average balanced accuracy as published (- = none published). speed:
-pairs/s measured here on a tiny random model of the same architecture (2 cores, torch), which
-compares the calling formats, not the full-size models."""
+pairs/s measured here on a tiny random model of the same architecture (2 busy cores; torch, and
+ONNX Runtime after export-verifier --preset), which compares the calling formats, not the
+full-size models."""
 
 
 def register(sub: Any) -> None:
@@ -40,11 +41,13 @@ def rows() -> list[dict[str, Any]]:
 
 def render_text(items: list[dict[str, Any]]) -> str:
     """A fixed-width table: name, kind, hub id, accuracy, speed, then the labels line."""
-    lines = [f"{'preset':<22} {'kind':<10} {'acc':>5} {'pairs/s':>8}  hub id"]
+    lines = [f"{'preset':<22} {'kind':<10} {'acc':>5} {'pairs/s':>10}  hub id"]
     for r in items:
         acc = f"{r['published_bacc']:.1f}" if r["published_bacc"] is not None else "-"
         speed = f"{r['cpu_pairs_per_s']:.0f}" if r["cpu_pairs_per_s"] is not None else "-"
-        lines.append(f"{r['name']:<22} {r['kind']:<10} {acc:>5} {speed:>8}  {r['hub_id']}")
+        if r["onnx_pairs_per_s"] is not None:
+            speed += f"/{r['onnx_pairs_per_s']:.0f}"
+        lines.append(f"{r['name']:<22} {r['kind']:<10} {acc:>5} {speed:>10}  {r['hub_id']}")
         lines.append(f"{'':<22} labels: {r['labels']}")
     return "\n".join(lines)
 
@@ -52,12 +55,15 @@ def render_text(items: list[dict[str, Any]]) -> str:
 def render_markdown(items: list[dict[str, Any]]) -> str:
     """The presets table of the README and the docs (a test keeps them equal to this)."""
     lines = [
-        "| preset | hub id | kind | labels | LLM-AggreFact bAcc (published) | tiny-model pairs/s |",
+        "| preset | hub id | kind | labels | LLM-AggreFact bAcc (published) "
+        "| tiny-model pairs/s torch / ONNX |",
         "|---|---|---|---|---:|---:|",
     ]
     for r in items:
         acc = f"{r['published_bacc']:.1f}" if r["published_bacc"] is not None else "—"
         speed = f"{r['cpu_pairs_per_s']:.0f}" if r["cpu_pairs_per_s"] is not None else "—"
+        if r["onnx_pairs_per_s"] is not None:
+            speed += f" / {r['onnx_pairs_per_s']:.0f}"
         hub = f"`{r['hub_id']}`" if r["kind"] != "bundled" else "shipped in the package"
         lines.append(f"| `{r['name']}` | {hub} | {r['kind']} | {r['labels']} | {acc} | {speed} |")
     return "\n".join(lines)

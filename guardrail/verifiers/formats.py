@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 FACTCG_TEMPLATE = (
     "{text_a}\n\nChoose your answer: based on the paragraph above can we conclude that "
@@ -83,40 +84,50 @@ def lettuce_prompt(passages: Sequence[str], question: str | None = None) -> str:
     )
 
 
-def document_sentences(doc: str) -> list[str]:
-    """The document's sentences, newline blocks first (as MiniCheck's
-    ``sent_tokenize_with_newlines``), with guardrail's own sentence splitter."""
+def document_sentences(doc: str) -> list[tuple[int, str]]:
+    """The document's sentences with the index of their newline block (MiniCheck's
+    ``sent_tokenize_with_newlines`` splits blocks first), by guardrail's sentence splitter."""
     from guardrail.text.sentences import split_sentences
 
-    out: list[str] = []
-    for block in doc.split("\n"):
-        out.extend(s.text for s in split_sentences(block))
+    return [(b, s.text) for b, block in enumerate(doc.split("\n")) for s in split_sentences(block)]
+
+
+def _join(items: list[tuple[int, str]], joiner: str | None) -> str:
+    if joiner is not None:
+        return joiner.join(text for _, text in items)
+    out = items[0][1]
+    for (prev, _), (block, text) in pairwise(items):
+        out += (" " if block == prev else "\n") + text
     return out
 
 
-def sentence_chunks(doc: str, size: int, count: Callable[[str], int]) -> list[str]:
+def sentence_chunks(
+    doc: str, size: int, count: Callable[[str], int], joiner: str | None = None
+) -> list[str]:
     """Sentence-aligned chunks of ``doc`` of at most ``size`` units (``count`` measures a
     sentence); a sentence longer than ``size`` is a chunk of its own. A document with no
     sentence is one (possibly empty) chunk, so every pair is scored once at least.
 
     The greedy rule is MiniCheck's ``Inferencer.inference_per_example`` ``chunks`` and
     FactCG's ``chunking_src``: add sentences while the running count stays within ``size``.
+    Sentences of a chunk are joined as MiniCheck does (a space within a newline block, a
+    newline across blocks; ``joiner=None``) or with ``joiner`` (FactCG: ``"\n"``).
     """
     sentences = document_sentences(doc)
     if not sentences:
         return [doc.strip()]
     chunks: list[str] = []
-    current: list[str] = []
+    current: list[tuple[int, str]] = []
     used = 0
-    for sentence in sentences:
+    for block, sentence in sentences:
         n = count(sentence)
         if current and used + n > size:
-            chunks.append(" ".join(current))
+            chunks.append(_join(current, joiner))
             current, used = [], 0
-        current.append(sentence)
+        current.append((block, sentence))
         used += n
     if current:
-        chunks.append(" ".join(current))
+        chunks.append(_join(current, joiner))
     return chunks
 
 

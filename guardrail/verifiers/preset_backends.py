@@ -135,7 +135,7 @@ class PresetVerifier(Verifier):
         count: Callable[[str], int] = (
             formats.word_count if self.preset.chunk_unit == "words" else self.count_tokens
         )
-        return formats.sentence_chunks(premise, size, count)
+        return formats.sentence_chunks(premise, size, count, self.preset.chunk_joiner)
 
     def format(self, doc: str, claim: str) -> str:
         """The model input string for one (chunk, claim) pair."""

@@ -22,8 +22,9 @@ Kinds:
 Published accuracy: LLM-AggreFact balanced accuracy (average over its sets) as published by
 the leaderboard / the authors; ``None`` where no figure is published. ``cpu_pairs_per_s`` is
 measured here on tiny randomly initialised models of the same architecture (2 cores, torch;
-``benchmarks/verifier_presets_speed.py``): it compares the cost of the calling formats, not
-of the full-size models.
+``benchmarks/verifier_presets_speed.py --onnx --pairs 256``, load average about 11 from other
+work: noisy): it compares the cost of the calling formats, not of the full-size models. At this
+size the per-sentence token counting of MiniCheck's chunking, not the model, dominates.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ class VerifierPreset:
     chunk_size: int = 0
     """Largest document chunk, in ``chunk_unit``; 0 = no chunking (the pipeline's windows)."""
     chunk_unit: Literal["tokens", "words"] = "tokens"
+    chunk_joiner: str | None = None
+    """How a chunk's sentences are joined: ``None`` = MiniCheck's (a space, a newline across
+    newline blocks); FactCG joins them with ``"\\n"``."""
     max_tokens: int = 512
     """Longest model input (the authors' ``max_length``)."""
     threshold: float = 0.5
@@ -61,7 +65,9 @@ class VerifierPreset:
     published_bacc: float | None = None
     """LLM-AggreFact average balanced accuracy (%), as published."""
     cpu_pairs_per_s: float | None = None
-    """Measured here on a tiny model of this architecture (see the module docstring)."""
+    """Measured here on a tiny model of this architecture, torch (see the module docstring)."""
+    onnx_pairs_per_s: float | None = None
+    """The same on ONNX Runtime, after ``guardrail export-verifier --preset``."""
     reference: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -110,7 +116,8 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=512,
         template="minicheck",
         published_bacc=73.5,
-        cpu_pairs_per_s=174.4,
+        cpu_pairs_per_s=140.0,
+        onnx_pairs_per_s=669.9,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -125,7 +132,8 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=2048,
         template="minicheck",
         published_bacc=73.1,
-        cpu_pairs_per_s=389.6,
+        cpu_pairs_per_s=139.8,
+        onnx_pairs_per_s=633.7,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -141,7 +149,8 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=2048,
         template="minicheck_t5",
         published_bacc=75.0,
-        cpu_pairs_per_s=36.6,
+        cpu_pairs_per_s=38.1,
+        onnx_pairs_per_s=486.4,
         reference="Liyan06/MiniCheck minicheck/inference.py",
     ),
     VerifierPreset(
@@ -154,10 +163,12 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "max support probability over chunks",
         chunk_size=550,
         chunk_unit="words",
+        chunk_joiner="\n",
         max_tokens=2048,
         template="factcg",
         published_bacc=75.6,
-        cpu_pairs_per_s=427.4,
+        cpu_pairs_per_s=139.6,
+        onnx_pairs_per_s=1982.0,
         reference="derenlei/FactCG factcg/inference.py, factcg/utils.py",
     ),
     VerifierPreset(
@@ -171,7 +182,8 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         max_tokens=512,
         template="hhem",
         tokenizer_hub_id="google/flan-t5-base",
-        cpu_pairs_per_s=60.2,
+        cpu_pairs_per_s=49.1,
+        onnx_pairs_per_s=314.9,
         reference="vectara/hallucination_evaluation_model modeling_hhem_v2.py",
     ),
     VerifierPreset(
@@ -184,7 +196,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "max hallucination probability per token over chunks",
         max_tokens=4096,
         template="lettuce",
-        cpu_pairs_per_s=15.7,
+        cpu_pairs_per_s=164.2,
         reference="KRLabsOrg/LettuceDetect lettucedetect/detectors/transformer.py",
     ),
     VerifierPreset(
@@ -197,7 +209,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "max hallucination probability per token over chunks",
         max_tokens=4096,
         template="lettuce",
-        cpu_pairs_per_s=15.7,
+        cpu_pairs_per_s=164.2,
         reference="KRLabsOrg/LettuceDetect lettucedetect/detectors/transformer.py",
     ),
 )

@@ -253,3 +253,16 @@ def test_lettuce_batched_support_equals_its_token_probabilities(models: dict[str
     for (premise, claim), p in zip(pairs, got, strict=True):
         probs, _ = v.token_probabilities(lettuce_prompt([premise]), claim)
         assert p == pytest.approx(1.0 - float(probs.max()), abs=1e-5)
+
+
+def test_chunks_keep_newline_blocks_as_the_authors_join_them() -> None:
+    doc = "First line one. First line two.\nSecond block here."
+    words = lambda s: len(s.split())  # noqa: E731
+    assert sentence_chunks(doc, 100, words) == [doc]  # MiniCheck: space in a block, \n across
+    assert sentence_chunks(doc, 100, words, "\n") == [
+        "First line one.\nFirst line two.\nSecond block here."
+    ]  # FactCG: every sentence on its own line
+    assert sentence_chunks(doc, 6, words) == [
+        "First line one. First line two.",
+        "Second block here.",
+    ]
