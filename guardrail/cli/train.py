@@ -170,8 +170,8 @@ def register(sub: Any) -> None:
     export.add_argument(
         "--preset",
         default=None,
-        help="export a fact-checker preset's model (guardrail verifiers: classifier, hhem and "
-        "seq2seq kinds) in its calling format; the folder loads as that preset on ONNX Runtime",
+        help="export a fact-checker preset's model (see guardrail verifiers; not the nli and "
+        "bundled kinds) for its calling format; the folder loads as that preset on ONNX Runtime",
     )
     export.set_defaults(func=run_export)
 

@@ -211,10 +211,11 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
             raise ModelLoadError(missing_model_message(preset, source)) from exc
     from guardrail.verifiers import preset_backends as backends
 
-    if path and (Path(path) / "model.onnx").exists() and preset.kind != "span":
-        from guardrail.verifiers.preset_export import OnnxPresetVerifier
+    if path and (Path(path) / "model.onnx").exists():
+        from guardrail.verifiers.preset_export import OnnxPresetVerifier, OnnxSpanVerifier
 
-        return OnnxPresetVerifier(preset, path, **options)
+        onnx_cls = OnnxSpanVerifier if preset.kind == "span" else OnnxPresetVerifier
+        return onnx_cls(preset, path, **options)
     cls: type[backends.PresetVerifier]
     if preset.kind == "classifier":
         cls = backends.ClassifierPresetVerifier

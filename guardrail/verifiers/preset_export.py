@@ -6,9 +6,9 @@ encoder plus one decoder step reduced to the logits of ids 3 and 209), ``tokeniz
 ``config.json`` and ``preset.json`` (the preset's name), and checks the graph against torch.
 Weights are stored as :func:`guardrail.verifiers.export.export_onnx` stores them (``fp32``,
 ``fp16``, ``int8``, ``int8-channel``). ``load_verifier(OUT)`` (or ``{"preset": NAME, "path":
-OUT}``) then gives :class:`OnnxPresetVerifier`: the same formatting, chunking and max over
-chunks as the torch backend, on ONNX Runtime. Span presets (LettuceDetect) are not exported
-yet.
+OUT}``) then gives :class:`OnnxPresetVerifier` (:class:`OnnxSpanVerifier` for LettuceDetect,
+whose graph returns every token's 2 logits): the same formatting, chunking and aggregation as
+the torch backend, on ONNX Runtime.
 
 Example::
 
@@ -39,11 +39,12 @@ from guardrail.verifiers.export import (
 from guardrail.verifiers.labels import softmax
 from guardrail.verifiers.preset_backends import PresetVerifier
 from guardrail.verifiers.presets import VerifierPreset, get_preset
+from guardrail.verifiers.span_backend import SpanPresetVerifier
 
 logger = logging.getLogger(__name__)
 
 PRESET_FILE = "preset.json"
-EXPORTABLE = ("classifier", "hhem", "seq2seq")
+EXPORTABLE = ("classifier", "hhem", "seq2seq", "span")
 
 
 def _wrapped(torch: Any, kind: str, model: Any) -> Any:
@@ -86,11 +87,21 @@ def export_preset(
     torch_verifier = build_preset(name, str(src), {})
     assert isinstance(torch_verifier, PresetVerifier)
     head = _wrapped(torch, preset.kind, torch_verifier.model)
-    texts = [
-        torch_verifier.format("The cat sat on the mat while it rained.", "It rained."),
-        torch_verifier.format("Short.", "A longer claim than its document, by far."),
-    ]
-    enc = torch_verifier.encode(texts)
+    if preset.kind == "span":
+        enc = dict(
+            torch_verifier.tokenizer(
+                ["passage 1: The cat sat on the mat while it rained.", "passage 1: Short."],
+                ["It rained.", "A longer claim than its document, by far."],
+                padding=True,
+                return_tensors="pt",
+            )
+        )
+    else:
+        texts = [
+            torch_verifier.format("The cat sat on the mat while it rained.", "It rained."),
+            torch_verifier.format("Short.", "A longer claim than its document, by far."),
+        ]
+        enc = torch_verifier.encode(texts)
     out.mkdir(parents=True, exist_ok=True)
     axes = {0: "batch", 1: "sequence"}
     with tempfile.TemporaryDirectory(prefix="guardrail-preset-export-") as tmp:
@@ -102,13 +113,19 @@ def export_preset(
                 str(fp32),
                 input_names=["input_ids", "attention_mask"],
                 output_names=["logits"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes, "logits": {0: "batch"}},
+                dynamic_axes={
+                    "input_ids": axes,
+                    "attention_mask": axes,
+                    "logits": axes if preset.kind == "span" else {0: "batch"},
+                },
                 opset_version=OPSET,
                 do_constant_folding=True,
                 dynamo=False,
             )
             ref = head(enc["input_ids"], enc["attention_mask"]).numpy()
         got = _run(fp32, enc["input_ids"].numpy(), enc["attention_mask"].numpy())
+        mask = enc["attention_mask"].numpy().astype(bool)
+        ref, got = (ref[mask], got[mask]) if preset.kind == "span" else (ref, got)
         diff = float(np.abs(softmax(ref) - softmax(got)).max())
         if diff > 1e-3:
             raise VerifierError(f"ONNX export of {name} differs from torch by {diff:.2e}")
@@ -199,3 +216,15 @@ class OnnxPresetVerifier(PresetVerifier):
             },
         )[0]
         return softmax(np.asarray(logits, dtype=np.float64))[:, 1]
+
+
+class OnnxSpanVerifier(OnnxPresetVerifier, SpanPresetVerifier):
+    """An exported LettuceDetect-style token classifier on ONNX Runtime."""
+
+    def token_logits(self, enc: Any) -> np.ndarray:
+        feed = {
+            "input_ids": np.asarray(enc["input_ids"], dtype=np.int64),
+            "attention_mask": np.asarray(enc["attention_mask"], dtype=np.int64),
+        }
+        result: np.ndarray = np.asarray(self.model.run(["logits"], feed)[0], dtype=np.float64)
+        return result

@@ -51,6 +51,15 @@ class SpanPresetVerifier(PresetVerifier):
 
         return AutoModelForTokenClassification.from_pretrained(self.source).eval()
 
+    def token_logits(self, enc: Any) -> np.ndarray:
+        """Token logits ``(batch, sequence, 2)`` of an encoded batch (torch here)."""
+        import torch
+
+        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        with torch.inference_mode():
+            result: np.ndarray = self.model(**feed).logits.float().numpy()
+        return result
+
     def encode_pair(self, context: str, answer: str) -> Any:
         """The authors' encoding of one (context prompt, answer) pair, with offsets."""
         return self.tokenizer(
@@ -59,20 +68,15 @@ class SpanPresetVerifier(PresetVerifier):
             truncation="only_first",
             max_length=self.max_tokens,
             return_offsets_mapping=True,
-            return_tensors="pt",
+            return_tensors=self.tensors,
         )
 
     def token_probabilities(self, context: str, answer: str) -> tuple[np.ndarray, list[Any]]:
         """p(hallucinated) of each answer token and its (start, end) offsets in the answer."""
-        import torch
-
         enc = self.encode_pair(context, answer)
         offsets = enc.pop("offset_mapping")[0].tolist()
         sequence = enc.sequence_ids(0)
-        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        with torch.inference_mode():
-            logits = self.model(**feed).logits[0].float().numpy()
-        probs = softmax(logits)[:, 1]
+        probs = softmax(self.token_logits(enc)[0])[:, 1]
         keep = [i for i, s in enumerate(sequence) if s == 1 and offsets[i][0] != offsets[i][1]]
         return probs[keep], [offsets[i] for i in keep]
 
@@ -89,19 +93,15 @@ class SpanPresetVerifier(PresetVerifier):
 
     def _claim_support(self, pairs: Sequence[Pair]) -> np.ndarray:
         """1 - the highest p(hallucinated) over each claim's tokens, one padded batch."""
-        import torch
-
         enc = self.tokenizer(
             [formats.lettuce_prompt([p]) for p, _ in pairs],
             [h for _, h in pairs],
             truncation="only_first",
             max_length=self.max_tokens,
             padding=True,
-            return_tensors="pt",
+            return_tensors=self.tensors,
         )
-        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        with torch.inference_mode():
-            probs = softmax(self.model(**feed).logits.float().numpy())[..., 1]
+        probs = softmax(self.token_logits(enc))[..., 1]
         support = np.full(len(pairs), 0.5)
         for row in range(len(pairs)):
             answer = [i for i, s in enumerate(enc.sequence_ids(row)) if s == 1]

@@ -40,6 +40,23 @@ def test_export_matches_torch(name: str, tmp_path: Path) -> None:
         assert b.entailment == pytest.approx(a.entailment, abs=1e-4)
 
 
-def test_span_presets_are_not_exported(tmp_path: Path) -> None:
+def test_span_preset_export_matches_torch(tmp_path: Path) -> None:
+    from guardrail.verifiers.preset_export import OnnxSpanVerifier
+
+    src = tiny.build_token_classifier(tmp_path / "src")
+    summary = export_preset("tinylettuce-17m", src, tmp_path / "onnx", weights="fp32")
+    assert summary["torch_vs_onnx_max_abs_diff"] < 1e-4
+    onnx = load_verifier(str(tmp_path / "onnx"))
+    assert isinstance(onnx, OnnxSpanVerifier)
+    torch_v = load_verifier({"preset": "tinylettuce-17m", "path": str(src)})
+    for a, b in zip(torch_v.predict(PAIRS), onnx.predict(PAIRS), strict=True):
+        assert b.entailment == pytest.approx(a.entailment, abs=1e-4)
+    answer = "Paris is the capital. It has 90 million people."
+    assert onnx.spans([PAIRS[0][0]], answer) == torch_v.spans([PAIRS[0][0]], answer)
+
+
+def test_unknown_presets_and_weights_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
-        export_preset("tinylettuce-17m", tmp_path, tmp_path / "out")
+        export_preset("bundled", tmp_path, tmp_path / "out")
+    with pytest.raises(ConfigError):
+        export_preset("hhem-2.1-open", tmp_path, tmp_path / "out", weights="int4")
