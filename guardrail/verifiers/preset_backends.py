@@ -253,6 +253,11 @@ class HHEMVerifier(PresetVerifier):
             (local / f).exists() for f in ("tokenizer.json", "spiece.model")
         )
         fallback = self.preset.tokenizer_hub_id or self.source
+        config_path = local / "config.json"
+        if not has_own and config_path.is_file():  # Vectara's layout names its foundation
+            fallback = json.loads(config_path.read_text(encoding="utf-8")).get("foundation") or (
+                fallback
+            )
         return AutoTokenizer.from_pretrained(self.source if has_own else fallback)
 
     def _load_model(self) -> Any:
@@ -260,16 +265,18 @@ class HHEMVerifier(PresetVerifier):
 
         config_path = Path(self.source).expanduser() / "config.json"
         if config_path.exists():
-            arch = json.loads(config_path.read_text(encoding="utf-8")).get("architectures") or []
-            if "HHEMv2ForSequenceClassification" in arch:
-                return self._load_vectara_layout(config_path.parent)
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+            if "HHEMv2ForSequenceClassification" in (config.get("architectures") or []):
+                foundation = config.get("foundation") or self.preset.tokenizer_hub_id
+                return self._load_vectara_layout(config_path.parent, str(foundation))
         model: Any = T5ForTokenClassification.from_pretrained(self.source)
         return model.eval()
 
-    def _load_vectara_layout(self, folder: Path) -> Any:
+    def _load_vectara_layout(self, folder: Path, foundation: str) -> Any:
+        """Vectara's folder: ``config.json`` names the T5 ``foundation`` (flan-t5-base) whose
+        architecture the weights (``t5.`` + T5ForTokenClassification's names) fill."""
         from transformers import AutoConfig, T5ForTokenClassification
 
-        foundation = self.preset.tokenizer_hub_id or "google/flan-t5-base"
         config = AutoConfig.from_pretrained(foundation, num_labels=2)
         model: Any = T5ForTokenClassification(config)
         weights = folder / "model.safetensors"

@@ -266,3 +266,26 @@ def test_chunks_keep_newline_blocks_as_the_authors_join_them() -> None:
         "First line one. First line two.",
         "Second block here.",
     ]
+
+
+def test_hhem_loads_vectaras_folder_layout_without_remote_code(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    """Vectara's repository: HHEMv2ForSequenceClassification, weights under ``t5.``, no
+    tokenizer; config.json names the T5 foundation (here the tiny one, locally)."""
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    src = models["hhem-2.1-open"]
+    folder = tmp_path / "vectara-layout"
+    folder.mkdir()
+    state = {
+        f"t5.{k}": v.contiguous() for k, v in load_file(str(src / "model.safetensors")).items()
+    }
+    save_file(state, str(folder / "model.safetensors"))
+    config = {"architectures": ["HHEMv2ForSequenceClassification"], "foundation": str(src)}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    ref = _load(models, "hhem-2.1-open").predict([(DOC, CLAIM)])
+    got = load_verifier({"preset": "hhem-2.1-open", "path": str(folder)}).predict([(DOC, CLAIM)])
+    assert got[0].entailment == pytest.approx(ref[0].entailment, abs=1e-6)
