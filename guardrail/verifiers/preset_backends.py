@@ -77,7 +77,10 @@ class PresetVerifier(Verifier):
         self.source = str(source) if source is not None else preset.hub_id
         self.name = preset.name
         self.languages = preset.languages
-        self.max_tokens = int(max_tokens or preset.max_tokens)
+        self.input_limit = int(max_tokens or preset.max_tokens)
+        """The longest model input (the authors' ``max_length``); ``max_tokens``, which sizes
+        the pipeline's evidence windows, is this less the prompt's own tokens."""
+        self.max_tokens = self.input_limit
         self.batch_size = max(1, int(batch_size))
         self.threads = int(threads)
         self._prepare()
@@ -97,6 +100,7 @@ class PresetVerifier(Verifier):
             raise ModelLoadError(
                 f"could not load preset {preset.name} from {self.source}: {first}"
             ) from exc
+        self.max_tokens = max(16, self.input_limit - self.template_tokens())
         logger.info("loaded verifier preset %s from %s", preset.name, self.source)
 
     # -- loading ---------------------------------------------------------------------------
@@ -127,6 +131,12 @@ class PresetVerifier(Verifier):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def template_tokens(self) -> int:
+        """Tokens the input format adds around a (premise, claim) pair, special tokens
+        included (so windows plus claim plus prompt fit the model and the claim is never cut)."""
+        bare = self.encode([self.format("", "")])["input_ids"]
+        return len(bare[0])
+
     def chunks(self, premise: str) -> list[str]:
         """The premise's chunks (the whole premise when the preset does not chunk)."""
         size = self.preset.chunk_size
@@ -156,7 +166,7 @@ class PresetVerifier(Verifier):
         return dict(
             self.tokenizer(
                 texts,
-                max_length=self.max_tokens,
+                max_length=self.input_limit,
                 truncation=True,
                 padding=True,
                 return_tensors=self.tensors,

@@ -51,6 +51,10 @@ class SpanPresetVerifier(PresetVerifier):
 
         return AutoModelForTokenClassification.from_pretrained(self.source).eval()
 
+    def template_tokens(self) -> int:
+        enc = self.tokenizer(formats.lettuce_prompt([""]), "", return_tensors=self.tensors)
+        return len(enc["input_ids"][0])
+
     def token_logits(self, enc: Any) -> np.ndarray:
         """Token logits ``(batch, sequence, 2)`` of an encoded batch (torch here)."""
         import torch
@@ -66,7 +70,7 @@ class SpanPresetVerifier(PresetVerifier):
             context,
             answer,
             truncation="only_first",
-            max_length=self.max_tokens,
+            max_length=self.input_limit,
             return_offsets_mapping=True,
             return_tensors=self.tensors,
         )
@@ -97,7 +101,7 @@ class SpanPresetVerifier(PresetVerifier):
             [formats.lettuce_prompt([p]) for p, _ in pairs],
             [h for _, h in pairs],
             truncation="only_first",
-            max_length=self.max_tokens,
+            max_length=self.input_limit,
             padding=True,
             return_tensors=self.tensors,
         )

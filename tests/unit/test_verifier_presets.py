@@ -289,3 +289,10 @@ def test_hhem_loads_vectaras_folder_layout_without_remote_code(
     ref = _load(models, "hhem-2.1-open").predict([(DOC, CLAIM)])
     got = load_verifier({"preset": "hhem-2.1-open", "path": str(folder)}).predict([(DOC, CLAIM)])
     assert got[0].entailment == pytest.approx(ref[0].entailment, abs=1e-6)
+
+
+def test_windows_leave_room_for_the_prompt(models: dict[str, Path]) -> None:
+    """``max_tokens`` (which sizes the evidence windows) is the model limit less the prompt."""
+    v = _load(models, "hhem-2.1-open")
+    assert v.input_limit == 512
+    assert v.max_tokens == 512 - v.template_tokens() and v.template_tokens() > 10
