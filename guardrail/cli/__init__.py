@@ -30,6 +30,8 @@ COMMANDS: tuple[str, ...] = (
     "guardrail.cli.serve",
     "guardrail.cli.store",
     "guardrail.cli.audit",
+    "guardrail.cli.verifiers",
+    "guardrail.cli.calibrate_claims",
 )
 
 

@@ -59,6 +59,11 @@ def register(sub: Any) -> None:
         default=None,
         help="decide claim by claim (the default) or all or nothing (decision.granularity)",
     )
+    p.add_argument(
+        "--verifier",
+        help="verifier preset, path or HF id (models.verifier); A,B for a hybrid with fallback; "
+        "a preset from a local copy: PRESET=DIR (`guardrail verifiers` lists the presets)",
+    )
     p.add_argument("--session-id")
     p.add_argument("--turn-id", type=int)
     p.add_argument("--format", choices=("json", "text"), default="text")
@@ -257,8 +262,17 @@ def run(args: argparse.Namespace) -> int:
     if args.granularity is not None:
         decision = config.decision.model_copy(update={"granularity": args.granularity})
         config = config.model_copy(update={"decision": decision})
+    verifier = None
+    if args.verifier:
+        from guardrail.verifiers import load_verifier
+        from guardrail.verifiers.presets import parse_verifier_option
+
+        spec = parse_verifier_option(args.verifier)
+        models = config.models.model_copy(update={"verifier": spec})
+        config = config.model_copy(update={"models": models})
+        verifier = load_verifier(spec)  # a missing model ends here: one line, exit 2
     args.response = read_response(args)
-    guard = Guardrail(config)
+    guard = Guardrail(config, verifier=verifier)
     if not args.response.strip():
         guard.prepare({"response": args.response})  # raises the typed InputError
     data = build_input(args)

@@ -167,6 +167,12 @@ def register(sub: Any) -> None:
         help="JSONL(.gz) pairs for the agreement check of the stored weights against fp32",
     )
     export.add_argument("--check-pairs", type=int, default=CHECK_PAIRS)
+    export.add_argument(
+        "--preset",
+        default=None,
+        help="export a fact-checker preset's model (see guardrail verifiers; not the nli and "
+        "bundled kinds) for its calling format; the folder loads as that preset on ONNX Runtime",
+    )
     export.set_defaults(func=run_export)
 
 
@@ -281,6 +287,16 @@ def run_export(args: argparse.Namespace) -> int:
     from guardrail.verifiers.export import export_onnx
 
     model_dir = Path(args.model_dir)
+    if args.preset:
+        from guardrail.verifiers.preset_export import export_preset
+
+        weights = "fp32" if args.no_quantize else args.weights
+        summary = export_preset(args.preset, model_dir, args.out, weights=weights)
+        print(
+            f"exported preset {summary['preset']} to {summary['out_dir']}: {summary['size_mb']} "
+            f"MB, weights {weights}, torch vs ONNX {summary['torch_vs_onnx_max_abs_diff']:.1e}"
+        )
+        return 0
     check = _check_pairs(model_dir, args.check_data, args.check_pairs)
     result = export_onnx(
         model_dir,

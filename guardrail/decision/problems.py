@@ -15,6 +15,7 @@ problem, ``kb_contradiction``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from guardrail.config import DecisionConfig, GuardrailConfig
 from guardrail.report import (
@@ -59,11 +60,18 @@ def _restates(problem: Problem, span: Span) -> bool:
     return same_span and problem.kind == HallucinationType.WRONG_ATTRIBUTE.value
 
 
-def remove_below(config: GuardrailConfig) -> float | None:
+def remove_below(config: GuardrailConfig, verifier: Any = None) -> float | None:
     """The ``p_supported`` below which an unsupported claim is a confident problem: the
-    config's ``decision.remove_below``, else the value in the claim calibration file."""
+    config's ``decision.remove_below``, else the value in the claim calibration of
+    ``verifier`` (:func:`~guardrail.hallucination.calibration_registry.calibration_for`; an
+    uncalibrated verifier has none), else — no verifier given — the configured or shipped
+    calibration file's."""
     if config.decision.remove_below is not None:
         return config.decision.remove_below
+    if verifier is not None:
+        from guardrail.hallucination.calibration_registry import calibration_for
+
+        return calibration_for(verifier, config.hallucination.calibration).remove_below
     from guardrail.hallucination.calibration import ClaimCalibrator
 
     return ClaimCalibrator.load(config.hallucination.calibration).remove_below

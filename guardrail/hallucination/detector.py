@@ -28,6 +28,7 @@ from guardrail.hallucination.aggregation import (
     response_verdict,
 )
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
+from guardrail.hallucination.calibration_registry import CalibrationChoice, calibration_for
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
@@ -43,6 +44,7 @@ from guardrail.report import (
 )
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
+from guardrail.verifiers.hybrid import verifier_usage
 
 logger = logging.getLogger(__name__)
 
@@ -155,16 +157,23 @@ def judge_claims(
     config: HallucinationConfig,
     retrieval_score: float | None,
     nlp: Any = None,
+    calibration: CalibrationChoice | None = None,
 ) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
     """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
+
+    ``calibration`` is the verifier's (:func:`calibration_for`); ``None`` = the file of
+    ``config.calibration`` or the shipped one.
 
     Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
     of unchecked claims, the flags (unsorted) and the claim threshold used.
     """
-    calibrator = ClaimCalibrator.load(config.calibration)
+    if calibration is None:
+        shipped = ClaimCalibrator.load(config.calibration)
+        calibration = CalibrationChoice(shipped, shipped.threshold, "calibration")
+    calibrator = calibration.calibrator
     calibrated = config.policy == "calibrated"
     claim_threshold = (
-        config.claim_threshold if config.claim_threshold is not None else calibrator.threshold
+        config.claim_threshold if config.claim_threshold is not None else calibration.threshold
     )
     threshold = claim_threshold if calibrated else config.threshold.threshold(retrieval_score)
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
@@ -196,7 +205,12 @@ def judge_claims(
             selected=selected[0] if selected else None,
         )
         c.features = features
-        c.p_supported = round(calibrator.probability(features), 4)
+        c.p_supported = round(
+            calibrator.probability(features)
+            if calibrator is not None
+            else decision.best_prediction.entailment,  # uncalibrated: the verifier's own
+            4,
+        )
         if calibrated:
             c.status = calibrated_status(
                 c.p_supported, decision, threshold, config.contradiction_flag
@@ -297,9 +311,13 @@ def detect(
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
     """
-    scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
+    with verifier_usage() as usage:  # which members of a hybrid verifier decided
+        scoring = score_claims(
+            claims, evidence, verifier, config, embedder, cache, no_evidence_reason
+        )
+    calibration = calibration_for(verifier, config.calibration)
     entailments, unverified_reasons, flags, threshold = judge_claims(
-        response, scoring, evidence, config, retrieval_score, nlp
+        response, scoring, evidence, config, retrieval_score, nlp, calibration
     )
     name = getattr(verifier, "name", type(verifier).__name__)
     unit = "claims" if config.decompose_claims else "whole response"
@@ -307,7 +325,11 @@ def detect(
         sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
     else:
         sizing = "whole passages"
-    method = "; ".join([name, unit, sizing, *scoring.notes])
+    decided = usage.describe()
+    parts = [name, *([decided] if decided else [])]
+    if config.policy == "calibrated":
+        parts.append(calibration.label)
+    method = "; ".join([*parts, unit, sizing, *scoring.notes])
     verdict = response_verdict(
         entailments,
         [c.status for c in scoring.claims],

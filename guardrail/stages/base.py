@@ -217,8 +217,13 @@ class Resources:
     def verifier(self) -> Any:
         """The NLI verifier of the config (bundled offline model by default)."""
         from guardrail.verifiers import load_verifier
+        from guardrail.verifiers.routing import routed
 
-        return self.get("verifier", lambda: load_verifier(self.config.models.verifier))
+        models = self.config.models
+        return self.get(
+            "verifier",
+            lambda: routed(load_verifier(models.verifier), models.verifier_languages),
+        )
 
     def score_cache(self) -> Any:
         """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when

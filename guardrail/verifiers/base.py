@@ -61,9 +61,12 @@ class Verifier(ABC):
         name: model id or path, recorded in reports and traces.
         languages: ISO 639-1 codes the model covers (claims in other languages are unverified).
         max_tokens: the longest pair (in model tokens) the model should be given.
+        calibration_id: the key of its claim calibration (``None`` = ``name``; see
+            :mod:`guardrail.hallucination.calibration_registry`).
     """
 
     name: str = "verifier"
+    calibration_id: str | None = None
     languages: tuple[str, ...] = ("en",)
     max_tokens: int = 512
 

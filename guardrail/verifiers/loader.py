@@ -8,6 +8,13 @@ Specs:
   :class:`~guardrail.verifiers.hf_backend.HFVerifier`;
 - ``"llm:groq:<model>"`` (e.g. ``llm:groq:llama-3.1-8b-instant``, needs ``GROQ_API_KEY``) or a
   LangChain chat model object — :class:`~guardrail.verifiers.llm_judge.LLMJudgeVerifier`;
+- a preset name (``"minicheck-deberta-l"``, see :mod:`guardrail.verifiers.presets`) — the
+  model by its hub id, called in its authors' format; ``{"preset": NAME, "path": DIR}`` — the
+  same from a local directory (offline);
+- ``"vectara:api"`` — Vectara's hosted HHEM scoring (``VECTARA_API_KEY``),
+  :class:`~guardrail.verifiers.vectara_api.VectaraAPIVerifier`;
+- a list of specs (``["hhem-2.1-open", "bundled"]``) —
+  :class:`~guardrail.verifiers.hybrid.HybridVerifier`, which drops a member that fails;
 - a :class:`Verifier` — returned as is.
 
 Example::
@@ -19,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -26,6 +34,7 @@ from typing import Any
 
 from guardrail.errors import ConfigError, ModelLoadError
 from guardrail.verifiers.base import Verifier
+from guardrail.verifiers.presets import get_preset, preset_names
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +90,10 @@ def clear_cache() -> None:
 
 def _cache_key(spec: Any, options: dict[str, Any]) -> tuple[str, Any]:
     opts = tuple(sorted(options.items()))
+    if isinstance(spec, (list, tuple)):
+        return ("hybrid:" + "|".join(_cache_key(s, {})[0] for s in spec), opts)
+    if isinstance(spec, dict):
+        return ("preset:" + json.dumps(_preset_spec(spec), sort_keys=True), opts)
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
         return ("bundled", opts)
     if isinstance(spec, (str, Path)):
@@ -94,12 +107,25 @@ def _cache_key(spec: Any, options: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _build(spec: Any, options: dict[str, Any]) -> Verifier:
+    if isinstance(spec, (list, tuple)):
+        from guardrail.verifiers.hybrid import HybridVerifier
+
+        return HybridVerifier(list(spec), **options)
+    if isinstance(spec, dict):
+        preset_name, preset_path = _preset_spec(spec)
+        return build_preset(preset_name, preset_path, options)
+    if isinstance(spec, str) and get_preset(spec) is not None and not Path(spec).exists():
+        return build_preset(spec, None, options)
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
         return _load_bundled(options)
     if isinstance(spec, (str, Path)):
         text = str(spec).strip()
         if not text:
             raise ConfigError("empty verifier spec; use None for the bundled model")
+        if text == "vectara:api":
+            from guardrail.verifiers.vectara_api import VectaraAPIVerifier
+
+            return VectaraAPIVerifier(**options)
         if text.startswith(LLM_PREFIX):
             from guardrail.verifiers.llm_judge import LLMJudgeVerifier, chat_model_from_spec
 
@@ -138,6 +164,11 @@ def _load_bundled(options: dict[str, Any]) -> Verifier:
 
 
 def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
+    from guardrail.verifiers.preset_export import exported_preset
+
+    exported = exported_preset(path)
+    if exported is not None:
+        return build_preset(exported, str(path), options)
     if (path / "model.onnx").exists():
         from guardrail.verifiers.onnx_backend import OnnxVerifier
 
@@ -147,6 +178,56 @@ def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
 
         return HFVerifier(path, **options)
     raise ModelLoadError(f"{path} holds neither model.onnx nor a transformers config.json")
+
+
+def _preset_spec(spec: dict[str, Any]) -> tuple[str, str | None]:
+    unknown = set(spec) - {"preset", "path"}
+    name = spec.get("preset")
+    if unknown or not isinstance(name, str):
+        raise ConfigError(
+            f'a verifier given as a mapping is {{"preset": NAME, "path": DIR}}, got {spec!r}'
+        )
+    path = spec.get("path")
+    return name, str(path) if path is not None else None
+
+
+def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifier:
+    """The verifier of preset ``name``, from ``path`` (a local directory) or its hub id."""
+    preset = get_preset(name)
+    if preset is None:
+        raise ConfigError(f"unknown verifier preset {name!r}; known: {', '.join(preset_names())}")
+    if preset.kind == "bundled":
+        return _load_dir(Path(path), options) if path else _load_bundled(options)
+    if preset.kind == "nli":
+        from guardrail.verifiers.hf_backend import HFVerifier
+        from guardrail.verifiers.preset_backends import missing_model_message
+
+        source = path or preset.hub_id
+        if path and not Path(path).expanduser().is_dir():
+            raise ModelLoadError(missing_model_message(preset, path))
+        try:
+            return HFVerifier(source, **options)
+        except ModelLoadError as exc:
+            raise ModelLoadError(missing_model_message(preset, source)) from exc
+    from guardrail.verifiers import preset_backends as backends
+
+    if path and (Path(path) / "model.onnx").exists():
+        from guardrail.verifiers.preset_export import OnnxPresetVerifier, OnnxSpanVerifier
+
+        onnx_cls = OnnxSpanVerifier if preset.kind == "span" else OnnxPresetVerifier
+        return onnx_cls(preset, path, **options)
+    cls: type[backends.PresetVerifier]
+    if preset.kind == "classifier":
+        cls = backends.ClassifierPresetVerifier
+    elif preset.kind == "seq2seq":
+        cls = backends.MiniCheckT5Verifier
+    elif preset.kind == "hhem":
+        cls = backends.HHEMVerifier
+    else:
+        from guardrail.verifiers.span_backend import SpanPresetVerifier
+
+        cls = SpanPresetVerifier
+    return cls(preset, path, **options)
 
 
 def _is_chat_model(obj: Any) -> bool:

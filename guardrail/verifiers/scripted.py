@@ -72,6 +72,9 @@ class ScriptedVerifier(Verifier):
         name: recorded in reports.
         languages: languages ``covers`` accepts.
         max_tokens: the pair length limit it reports (windows are sized by it).
+        calibration_id: ``"shipped"`` (default): a script stands in for the bundled model, so
+            its claims go through the shipped calibration; ``None``: keyed by ``name`` like any
+            other verifier (uncalibrated unless a calibration names it).
     """
 
     def __init__(
@@ -83,8 +86,10 @@ class ScriptedVerifier(Verifier):
         name: str = "scripted",
         languages: tuple[str, ...] = ("en",),
         max_tokens: int = 512,
+        calibration_id: str | None = "shipped",
     ) -> None:
         self.name = name
+        self.calibration_id = calibration_id
         self.languages = tuple(languages)
         self.max_tokens = max_tokens
         self.default = as_prediction(default)

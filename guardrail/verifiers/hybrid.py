@@ -1,0 +1,160 @@
+"""Hybrid verification (seed 001): several verifiers, a documented rule, automatic fallback.
+
+``verifier: ["hhem-2.1-open", "bundled"]`` scores every pair with each member and combines
+them; a member that fails to load is dropped for the process, one that fails to answer is
+dropped for that call, each with a warning, and the others decide. When every member fails
+the call raises :class:`VerifierError`, so the claim stays unverified (fail-closed, as with a
+single verifier).
+
+Rule: the mean of the members' probabilities, label by label — ``entailment`` is the mean
+supported-probability; a 2-way member (contradiction 0) halves the contradiction of a 3-way
+one, so a contradiction reported by the NLI member still shows, weakened.
+
+Which members decided is recorded per call in :func:`verifier_usage` (a context variable:
+safe under threads and ``abatch``), and the hallucination stage names them in
+``verdict.method`` (``decided by hhem-2.1-open, bundled`` / ``fallback: ... dropped``).
+
+Example::
+
+    v = load_verifier(["hhem-2.1-open", "bundled"])
+    with verifier_usage() as usage:
+        v.predict([("It rained.", "The ground is wet.")])
+    usage.decided                    # ['bundled'] when HHEM is not on this machine
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from guardrail.errors import GuardrailError, ModelLoadError, VerifierError
+from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.labels import to_predictions
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class VerifierUsage:
+    """Which verifiers answered during a :func:`verifier_usage` block, and which were dropped."""
+
+    decided: list[str] = field(default_factory=list)
+    dropped: dict[str, str] = field(default_factory=dict)
+    """Member name → why it was dropped (load or call failure)."""
+
+    def describe(self) -> str | None:
+        """``decided by A, B`` (+ ``fallback: C dropped (reason)``), or ``None`` if unused."""
+        if not self.decided and not self.dropped:
+            return None
+        text = "decided by " + (", ".join(self.decided) or "none")
+        if self.dropped:
+            gone = "; ".join(f"{k} dropped ({v})" for k, v in self.dropped.items())
+            text += f"; fallback: {gone}"
+        return text
+
+
+_usage: contextvars.ContextVar[VerifierUsage | None] = contextvars.ContextVar(
+    "guardrail_verifier_usage", default=None
+)
+
+
+@contextmanager
+def verifier_usage() -> Iterator[VerifierUsage]:
+    """Record which hybrid members answer inside the block (nested blocks see their own)."""
+    usage = VerifierUsage()
+    token = _usage.set(usage)
+    try:
+        yield usage
+    finally:
+        _usage.reset(token)
+
+
+def _record(decided: list[str], dropped: dict[str, str]) -> None:
+    usage = _usage.get()
+    if usage is None:
+        return
+    for name in decided:
+        if name not in usage.decided:
+            usage.decided.append(name)
+    usage.dropped.update(dropped)
+
+
+def member_label(spec: Any) -> str:
+    """A short name for a member spec: a verifier's name, a preset's name, else the spec."""
+    if isinstance(spec, Verifier):
+        return spec.name
+    if isinstance(spec, dict) and isinstance(spec.get("preset"), str):
+        return str(spec["preset"])
+    return str(spec)
+
+
+class HybridVerifier(Verifier):
+    """Several verifiers combined by the mean rule, with fallback (see the module docstring).
+
+    Args:
+        members: verifier specs (anything :func:`load_verifier` takes) or verifiers.
+        options: passed to each member's loader (``threads``, ``batch_size``...).
+    """
+
+    def __init__(self, members: Sequence[Any], **options: Any) -> None:
+        from guardrail.verifiers.loader import load_verifier
+
+        if len(members) < 1:
+            raise ModelLoadError("a hybrid verifier needs at least one member")
+        self.members: list[Verifier] = []
+        self.load_failures: dict[str, str] = {}
+        messages: list[str] = []
+        for spec in members:
+            label = member_label(spec)
+            try:
+                self.members.append(load_verifier(spec, **options))
+            except GuardrailError as exc:
+                logger.warning("hybrid verifier: %s not loaded, dropped: %s", label, exc)
+                self.load_failures[label] = f"not loaded: {type(exc).__name__}"
+                messages.append(str(exc).strip().replace("\n", " "))
+        if not self.members:
+            raise ModelLoadError("no member of the hybrid verifier loaded: " + " | ".join(messages))
+        self.name = "hybrid(" + ", ".join(member_label(s) for s in members) + ")"
+        covered: list[str] = []
+        for m in self.members:
+            covered += [lang for lang in m.languages if lang not in covered]
+        self.languages = tuple(covered)
+        self.max_tokens = min(m.max_tokens for m in self.members)
+
+    def count_tokens(self, text: str) -> int:
+        return max(m.count_tokens(text) for m in self.members)
+
+    def covers(self, language: str | None) -> bool:
+        return any(m.covers(language) for m in self.members)
+
+    def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
+        pairs = list(pairs)
+        if not pairs:
+            return []
+        rows: list[np.ndarray] = []
+        decided: list[str] = []
+        dropped = dict(self.load_failures)
+        for member in self.members:
+            try:
+                preds = member.predict(pairs)
+                if len(preds) != len(pairs):
+                    raise VerifierError(f"{len(preds)} predictions for {len(pairs)} pairs")
+            except Exception as exc:  # noqa: BLE001 - fallback: the others decide (seed 001)
+                logger.warning(
+                    "hybrid verifier: %s failed, dropped for this call: %s", member.name, exc
+                )
+                dropped[member.name] = f"failed: {type(exc).__name__}"
+                continue
+            rows.append(np.array([[p.entailment, p.neutral, p.contradiction] for p in preds]))
+            decided.append(member.name)
+        _record(decided, dropped)
+        if not rows:
+            reasons = "; ".join(f"{k}: {v}" for k, v in dropped.items())
+            raise VerifierError(f"every member of {self.name} failed ({reasons})")
+        return to_predictions(np.mean(np.stack(rows), axis=0))

@@ -1,0 +1,129 @@
+"""Hybrid verification with fallback (seed 001) and ``--verifier`` on the command line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from guardrail.cli import main
+from guardrail.errors import ModelLoadError, VerifierError
+from guardrail.verifiers import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.hybrid import HybridVerifier, verifier_usage
+from guardrail.verifiers.presets import parse_verifier_option
+from tests import tiny_presets as tiny
+
+pytest.importorskip("transformers")
+
+
+class Fixed(Verifier):
+    """Answers every pair with one prediction (or raises)."""
+
+    def __init__(self, name: str, e: float, n: float, c: float, fail: bool = False) -> None:
+        self.name, self.p, self.fail = (
+            name,
+            NLIPrediction(entailment=e, neutral=n, contradiction=c),
+            fail,
+        )
+
+    def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
+        if self.fail:
+            raise VerifierError(f"{self.name} is down")
+        return [self.p for _ in pairs]
+
+
+PAIRS = [("Paris is the capital of France.", "Paris is the capital.")] * 3
+
+
+def test_mean_rule_and_members_named() -> None:
+    v = HybridVerifier([Fixed("a", 0.9, 0.1, 0.0), Fixed("b", 0.5, 0.2, 0.3)])
+    with verifier_usage() as usage:
+        [p, *_] = v.predict(PAIRS)
+    assert (p.entailment, p.neutral, p.contradiction) == pytest.approx((0.7, 0.15, 0.15))
+    assert usage.decided == ["a", "b"] and usage.describe() == "decided by a, b"
+
+
+def test_a_member_that_raises_is_dropped_for_the_call() -> None:
+    v = HybridVerifier([Fixed("hhem", 0.0, 1.0, 0.0, fail=True), Fixed("bundled", 0.8, 0.1, 0.1)])
+    with verifier_usage() as usage:
+        [p, *_] = v.predict(PAIRS)
+    assert p.entailment == pytest.approx(0.8)
+    assert usage.decided == ["bundled"]
+    assert "hhem dropped (failed: VerifierError)" in (usage.describe() or "")
+
+
+def test_all_members_failing_is_fail_closed() -> None:
+    v = HybridVerifier([Fixed("a", 1, 0, 0, fail=True), Fixed("b", 1, 0, 0, fail=True)])
+    with pytest.raises(VerifierError):
+        v.predict(PAIRS)
+    with pytest.raises(ModelLoadError, match="lytang/MiniCheck-RoBERTa-Large"):
+        HybridVerifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
+
+
+def test_parse_verifier_option() -> None:
+    assert parse_verifier_option("hhem-2.1-open") == "hhem-2.1-open"
+    assert parse_verifier_option("a,b=./m") == ["a", {"preset": "b", "path": "./m"}]
+
+
+@pytest.fixture(scope="module")
+def hhem_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny.build_hhem(tmp_path_factory.mktemp("hhem") / "m")
+
+
+def _check(*extra: str) -> tuple[int, dict, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(
+            [
+                "check",
+                "-r",
+                "Paris is the capital of France. It has 90 million people.",
+                "-p",
+                "Paris is the capital of France.",
+                "--format",
+                "json",
+                *extra,
+            ]
+        )
+    return rc, json.loads(out.getvalue()) if out.getvalue() else {}, err.getvalue()
+
+
+def test_check_with_a_preset_and_a_degraded_hybrid(hhem_dir: Path, tmp_path: Path) -> None:
+    rc, report, _ = _check("--verifier", f"hhem-2.1-open={hhem_dir}")
+    assert rc == 0 and report["verdict"]["method"].startswith("hhem-2.1-open;")
+    missing = tmp_path / "absent"
+    rc, report, _ = _check("--verifier", f"minicheck-roberta-l={missing},hhem-2.1-open={hhem_dir}")
+    method = report["verdict"]["method"]
+    assert rc == 0
+    assert "decided by hhem-2.1-open" in method
+    assert "minicheck-roberta-l dropped (not loaded: ModelLoadError)" in method
+
+
+def test_check_with_a_missing_model_is_exit_2_and_one_line(tmp_path: Path) -> None:
+    rc, report, err = _check("--verifier", f"minicheck-deberta-l={tmp_path / 'none'}")
+    assert rc == 2 and report == {}
+    lines = [line for line in err.splitlines() if line.startswith("guardrail: error:")]
+    assert len(lines) == 1 and "lytang/MiniCheck-DeBERTa-v3-Large" in lines[0]
+    assert "Traceback" not in err
+
+
+def test_verifiers_command_lists_presets() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["verifiers", "--format", "json"]) == 0
+    rows = {r["name"]: r for r in json.loads(out.getvalue())}
+    assert rows["minicheck-flan-t5-l"]["hub_id"] == "lytang/MiniCheck-Flan-T5-Large"
+    assert rows["factcg-deberta-l"]["published_bacc"] == 75.6
+
+
+def test_readme_and_docs_show_the_presets_table_of_the_registry() -> None:
+    from guardrail.cli.verifiers import render_markdown, rows
+
+    root = Path(__file__).resolve().parents[2]
+    table = render_markdown(rows())
+    for page in (root / "README.md", root / "docs" / "how-to" / "verifier.md"):
+        assert table in page.read_text(encoding="utf-8"), f"{page.name}: regenerate the table"
