@@ -248,3 +248,22 @@ def test_writer_killed_mid_transaction_leaves_previous_state(
     assert reopened.integrity_check() == "ok"
     assert reopened.save(make_input(turn=0), make_report()).attempt == 2  # lock was released
     assert json.loads(json.dumps(reopened.get("demo", 0).report))["turn_id"] == 0  # type: ignore[union-attr]
+
+
+def test_a_postgres_url_without_the_driver_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from guardrail.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'guardrail\[postgres\]'"):
+        open_store("postgresql://guardrail@127.0.0.1:1/none")
+
+
+def test_a_postgres_url_is_shown_without_its_password() -> None:
+    from guardrail.store.postgres import redact
+
+    assert redact("postgresql://app:s3cret@db.internal:5433/reports") == (
+        "postgresql://app:***@db.internal:5433/reports"
+    )
+    assert redact("postgresql://app@db/reports") == "postgresql://app@db/reports"
