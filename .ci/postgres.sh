@@ -9,7 +9,8 @@ if [ -z "$BIN" ] || [ ! -x "$BIN/initdb" ]; then
   echo ".ci/postgres.sh: no PostgreSQL server binaries (apt-get install postgresql)" >&2
   exit 0
 fi
-PORT="${GUARDRAIL_TEST_POSTGRES_PORT:-55432}"
+# A free loopback port unless one is given.
+PORT="${GUARDRAIL_TEST_POSTGRES_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 DIR="$(mktemp -d /tmp/guardrail-pg.XXXXXX)"
 RUN=()
 if [ "$(id -u)" = "0" ]; then
