@@ -190,14 +190,16 @@ class ServiceState:
         return out
 
     async def _store(self, data: GuardInput, report: GuardReport) -> dict[str, Any]:
-        """The report as stored; a failed write raises (a 503), so a 2xx is always stored."""
+        """The report as stored; when the write fails, the report unstored (no ``Location``:
+        the check's answer is not held back by the store)."""
         if self.store is None:
             return report.model_dump(mode="json")
         try:
             stored: StoredReport = await anyio.to_thread.run_sync(self.store.save, data, report)
         except StoreError:
+            logger.exception("could not store the report")
             self.metrics.inc("guardrail_store_writes_total", outcome="error")
-            raise
+            return report.model_dump(mode="json")
         self.metrics.inc("guardrail_store_writes_total", outcome="ok")
         return stored.report
 
