@@ -12,6 +12,14 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     echo "setup.sh: chromium/chromium-driver missing (the page tests will skip); as root: apt-get install -y chromium chromium-driver" >&2
   fi
 fi
+# Debian's PostgreSQL server, for the report store's PostgreSQL tests (.ci/postgres.sh starts one).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    apt-get update -q && apt-get install -y -q postgresql
+  else
+    echo "setup.sh: PostgreSQL missing (its store tests will skip); as root: apt-get install -y postgresql" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi

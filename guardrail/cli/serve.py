@@ -25,9 +25,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--store",
         default=None,
-        help=f"report store (default: $GUARDRAIL_STORE or {DEFAULT_STORE}; created when missing)",
+        help=f"report store: a SQLite file or a postgresql:// URL (default: $GUARDRAIL_STORE or "
+        f"{DEFAULT_STORE}; created when missing)",
     )
     p.add_argument("--no-store", action="store_true", help="keep no reports")
+    p.add_argument(
+        "--max-inflight",
+        type=int,
+        help="checks running at once (default: the config's service.max_concurrent_checks, 2)",
+    )
+    p.add_argument(
+        "--max-queue",
+        type=int,
+        help="check requests waiting for a worker; past it a 503 with Retry-After "
+        "(default: service.max_queue, 32)",
+    )
     p.add_argument("--kb", help="knowledge base for checks that bring none (JSON/CSV/YAML/SQLite)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=run)
@@ -39,18 +51,20 @@ def run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         raise MissingDependencyError("uvicorn", "service") from exc
     from guardrail.service import create_app, load_service_config
-    from guardrail.store import ReportStore
+    from guardrail.store import open_store
 
     logging.getLogger("guardrail").setLevel(args.log_level.upper())
     config, settings = load_service_config(args.config)
-    store = None if args.no_store else ReportStore(args.store or default_store())
+    overrides = {"max_concurrent_checks": args.max_inflight, "max_queue": args.max_queue}
+    settings = settings.with_values(**{k: v for k, v in overrides.items() if v is not None})
+    store = None if args.no_store else open_store(args.store or default_store())
     kb = None
     if args.kb:
         from guardrail.knowledge import open_knowledge_base
 
         kb = open_knowledge_base(args.kb)
     app = create_app(config, store=store, settings=settings, knowledge_base=kb)
-    where = f"store {store.path}" if store else "no store"
+    where = f"store {store.where}" if store else "no store"
     auth = "bearer token required" if settings.api_token else "no auth"
     sys.stderr.write(
         f"guardrail: serving on http://{args.host}:{args.port}/ ({where}, {auth}); "

@@ -31,7 +31,8 @@ def _db(p: argparse.ArgumentParser) -> None:
         "--store",
         dest="db",
         default=None,
-        help=f"report store (default: $GUARDRAIL_STORE or {DEFAULT_STORE})",
+        help=f"report store: a SQLite file or a postgresql:// URL (default: $GUARDRAIL_STORE or "
+        f"{DEFAULT_STORE})",
     )
 
 
@@ -65,9 +66,9 @@ def register(sub: Any) -> None:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from guardrail.store import ReportStore
+    from guardrail.store import open_store
 
-    return ReportStore(args.db or default_store(), create=False)
+    return open_store(args.db or default_store(), create=False)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -92,7 +93,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.turn is None:
         turns = store.turns(args.session)
         if not turns:
-            raise InputError(f"nothing stored for session {args.session!r} in {store.path}")
+            raise InputError(f"nothing stored for session {args.session!r} in {store.where}")
         if args.format == "json":
             data = [t.model_dump(mode="json", exclude={"input", "report"}) for t in turns]
             sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

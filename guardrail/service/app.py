@@ -38,6 +38,7 @@ from guardrail.config import GuardrailConfig
 from guardrail.errors import GuardrailError, InputError, KnowledgeBaseError
 from guardrail.inputs import GuardInput
 from guardrail.report import Action, GuardReport, VerdictLabel
+from guardrail.service.admission import Admission, AdmissionMiddleware
 from guardrail.service.auth import require_token
 from guardrail.service.limits import BodyLimitMiddleware, MetricsMiddleware
 from guardrail.service.metrics import CONTENT_TYPE, Metrics
@@ -104,6 +105,7 @@ class ServiceState:
         self.status = "loading"
         self.error: str | None = None
         self.limiter: anyio.CapacityLimiter | None = None
+        self.admission = Admission(settings.max_concurrent_checks, settings.max_queue)
 
     @property
     def config(self) -> GuardrailConfig:
@@ -188,6 +190,8 @@ class ServiceState:
         return out
 
     async def _store(self, data: GuardInput, report: GuardReport) -> dict[str, Any]:
+        """The report as stored; when the write fails, the report unstored (no ``Location``:
+        the check's answer is not held back by the store)."""
         if self.store is None:
             return report.model_dump(mode="json")
         try:
@@ -354,6 +358,12 @@ def create_app(
     @api.get("/reports/{session_id}/{turn_id}", response_model=StoredReport)
     async def get_report(session_id: str, turn_id: int, attempt: int | None = None) -> Response:
         store = _store_or_404(state)
+        try:
+            check_session_id(session_id)
+        except InputError as exc:
+            raise FieldError(["path", "session_id"], str(exc)) from exc
+        if turn_id < 0:
+            raise FieldError(["path", "turn_id"], "turn_id must be >= 0")
         found = await anyio.to_thread.run_sync(store.get, session_id, turn_id, attempt)
         if found is None:
             raise FieldError(
@@ -419,12 +429,16 @@ def create_app(
 
     @app.get("/readyz", response_model=Health, responses={503: {"model": Health}})
     async def readyz() -> Response:
+        gate = state.admission
+        status = "saturated" if state.status == "ready" and gate.saturated else state.status
         body = Health(
-            status=state.status,  # type: ignore[arg-type]
+            status=status,  # type: ignore[arg-type]
             error=state.error,
-            store=str(state.store.path) if state.store else None,
+            store=state.store.where if state.store else None,
+            checks_held=gate.held,
+            max_held=gate.capacity,
         )
-        return JSONResponse(body.model_dump(), status_code=200 if state.status == "ready" else 503)
+        return JSONResponse(body.model_dump(), status_code=200 if status == "ready" else 503)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -435,6 +449,12 @@ def create_app(
     if guide is not None:
         app.mount("/guide", StaticFiles(directory=guide, html=True), name="guide")
     app.add_middleware(BodyLimitMiddleware, max_bytes=state.settings.max_body_bytes)
+    app.add_middleware(
+        AdmissionMiddleware,
+        admission=state.admission,
+        metrics=state.metrics,
+        retry_after_s=state.settings.retry_after_s,
+    )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     return app
 

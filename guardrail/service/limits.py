@@ -20,7 +20,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def send_json(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """Answer with ``body`` as JSON (and ``headers``) straight from a middleware."""
     payload = json.dumps(body).encode()
     await send(
         {
@@ -29,6 +32,7 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
             ],
         }
     )
@@ -63,7 +67,7 @@ class BodyLimitMiddleware:
             return
         for name, value in scope.get("headers") or []:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await _send_json(send, 413, self._too_large())
+                await send_json(send, 413, self._too_large())
                 return
         chunks: list[bytes] = []
         size = 0
@@ -74,7 +78,7 @@ class BodyLimitMiddleware:
             body = message.get("body", b"")
             size += len(body)
             if size > self.max_bytes:
-                await _send_json(send, 413, self._too_large())
+                await send_json(send, 413, self._too_large())
                 return
             chunks.append(body)
             if not message.get("more_body", False):

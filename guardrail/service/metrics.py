@@ -94,6 +94,7 @@ class Metrics:
         self._gauges: dict[str, float] = {
             "guardrail_checks_in_progress": 0.0,
             "guardrail_ready": 0.0,
+            "guardrail_checks_held": 0.0,
         }
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
@@ -138,6 +139,8 @@ class Metrics:
             "guardrail_store_writes_total": ("counter", "Reports written to the store by outcome."),
             "guardrail_checks_in_progress": ("gauge", "Checks running now."),
             "guardrail_ready": ("gauge", "1 once the models are loaded."),
+            "guardrail_checks_held": ("gauge", "Check requests running or waiting now."),
+            "guardrail_checks_refused_total": ("counter", "Check requests refused with 503."),
         }
         lines: list[str] = []
         with self._lock:

@@ -85,10 +85,14 @@ class Thresholds(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok", "ready", "loading", "failed"]
+    status: Literal["ok", "ready", "loading", "failed", "saturated"]
     error: str | None = None
     store: str | None = None
-    """Path of the report store, when one is configured."""
+    """Where the report store is (a file, or a PostgreSQL URL without its password)."""
+    checks_held: int | None = None
+    """Check requests running or waiting now (``/readyz``)."""
+    max_held: int | None = None
+    """Check requests held at most (``max_concurrent_checks + max_queue``); more are a 503."""
 
 
 class ErrorItem(BaseModel):

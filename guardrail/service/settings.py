@@ -9,7 +9,8 @@ configures both::
       max_body_bytes: 1000000
       max_passages: 50
       max_batch: 32
-      max_concurrent_checks: 2
+      max_concurrent_checks: 2          # --max-inflight
+      max_queue: 32                     # --max-queue: more are a 503 with Retry-After
 
 The bearer token is never read from a file: it comes from ``$GUARDRAIL_API_TOKEN``.
 """
@@ -40,7 +41,12 @@ class ServiceSettings(BaseModel):
     max_batch: int = Field(default=32, gt=0)
     """More checks in one ``/v1/check/batch`` request are a 422 on ``items``."""
     max_concurrent_checks: int = Field(default=2, gt=0)
-    """Checks running at once in the worker threads; more wait their turn."""
+    """Checks running at once in the worker threads (``--max-inflight``); more wait their turn."""
+    max_queue: int = Field(default=32, ge=0)
+    """Check requests that may wait for a worker (``--max-queue``); past ``max_concurrent_checks
+    + max_queue`` held, a check request is answered 503 with ``Retry-After`` at once."""
+    retry_after_s: int = Field(default=1, ge=0)
+    """Seconds a refused client is told to wait (the ``Retry-After`` header)."""
     warmup: bool = True
     """Run one check at start-up so the models are loaded before ``/readyz`` says ready."""
     api_token: str | None = Field(default=None, repr=False, exclude=True)
@@ -51,6 +57,11 @@ class ServiceSettings(BaseModel):
         """Settings with the token from ``$GUARDRAIL_API_TOKEN`` (empty = no auth)."""
         token = os.environ.get(TOKEN_ENV) or None
         return cls._validate({**values, "api_token": token})
+
+    def with_values(self, **values: Any) -> ServiceSettings:
+        """These settings with ``values`` changed (validated; the token kept)."""
+        data = {**self.model_dump(), **values, "api_token": self.api_token}
+        return self._validate(data)
 
     @classmethod
     def _validate(cls, data: dict[str, Any]) -> ServiceSettings:

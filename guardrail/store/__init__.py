@@ -1,11 +1,14 @@
 """Stored results: every report with its input in SQLite, exported in seed 004's key layout.
 
-``ReportStore`` writes one transaction per report (WAL, schema-versioned); ``export_session``
-renders a session as ``/postprocessing/{session_id}/{turn_id}/…`` paths, nested JSON or MeTTa
-facts typed by seed 004's signatures.
+``ReportStore`` writes one transaction per report (WAL, schema-versioned); ``open_store`` opens
+a file or, given a ``postgresql://`` URL, the same store on PostgreSQL (the ``postgres`` extra);
+``export_session`` renders a session as ``/postprocessing/{session_id}/{turn_id}/…`` paths,
+nested JSON or MeTTa facts typed by seed 004's signatures.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from guardrail.store.export import FORMATS, export_session, export_turns
 from guardrail.store.keys import nest, render_paths, turn_paths
@@ -21,6 +24,20 @@ from guardrail.store.sqlite import (
     input_record,
 )
 
+
+def open_store(spec: str | Path, create: bool = True) -> ReportStore:
+    """The report store ``spec`` names: a ``postgresql://`` URL, else a SQLite file.
+
+    A URL needs ``pip install 'guardrail[postgres]'`` (the error says so when it is missing).
+    """
+    text = str(spec)
+    if text.startswith(("postgresql://", "postgres://")):
+        from guardrail.store.postgres import PostgresReportStore
+
+        return PostgresReportStore(text)
+    return ReportStore(spec, create=create)
+
+
 __all__ = [
     "DEFAULT_SESSION",
     "FORMATS",
@@ -35,6 +52,7 @@ __all__ = [
     "export_turns",
     "input_record",
     "nest",
+    "open_store",
     "render_paths",
     "turn_paths",
 ]

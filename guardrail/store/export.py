@@ -50,5 +50,5 @@ def export_session(
         turns = [t for t in turns if t.turn_id == turn_id]
     if not turns:
         where = f"session {session_id!r}" + (f" turn {turn_id}" if turn_id is not None else "")
-        raise InputError(f"nothing stored for {where} in {store.path}")
+        raise InputError(f"nothing stored for {where} in {store.where}")
     return export_turns(turns, fmt, thresholds)

@@ -159,6 +159,11 @@ class ReportStore:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open report store {self.path}: {exc}") from exc
 
+    @property
+    def where(self) -> str:
+        """Where the reports are kept (the file), for messages and ``/readyz``."""
+        return str(self.path)
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
@@ -184,16 +189,7 @@ class ReportStore:
         ``turn_id``, else the input's, else the next free turn of the session. Storing a turn
         that already exists adds an attempt.
         """
-        inp = coerce_input(data)
-        session = check_session_id(
-            session_id or inp.session_id or report.session_id or DEFAULT_SESSION
-        )
-        turn = turn_id if turn_id is not None else inp.turn_id
-        if turn is None:
-            turn = report.turn_id
-        if turn is not None and turn < 0:
-            raise InputError(f"turn_id must be >= 0, not {turn}")
-        record = input_record(inp)
+        inp, session, turn = resolve_key(data, report, session_id, turn_id)
         created = time.time()
         try:
             with self._connect() as conn:
@@ -212,21 +208,7 @@ class ReportStore:
                             (session, turn),
                         ).fetchone()[0]
                     )
-                    final = report.model_copy(update={"session_id": session, "turn_id": turn})
-                    record.update(session_id=session, turn_id=turn)
-                    stored = StoredReport(
-                        session_id=session,
-                        turn_id=turn,
-                        attempt=attempt,
-                        created_at=datetime.fromtimestamp(created, UTC),
-                        action=final.recommendation.action,
-                        verdict=final.verdict.label.value,
-                        confidence=final.confidence,
-                        query=inp.query,
-                        response=inp.response[:200],
-                        input=record,
-                        report=final.model_dump(mode="json"),
-                    )
+                    stored = build_stored(inp, report, session, turn, attempt, created)
                     self._insert(conn, stored, created)
                     conn.execute("COMMIT")
                 except BaseException:
@@ -237,24 +219,7 @@ class ReportStore:
         return stored
 
     def _insert(self, conn: sqlite3.Connection, stored: StoredReport, created: float) -> None:
-        conn.execute(
-            "INSERT INTO reports (session_id, turn_id, attempt, created_at, action, verdict, "
-            "confidence, query, response, input_json, report_json) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                stored.session_id,
-                stored.turn_id,
-                stored.attempt,
-                created,
-                stored.action,
-                stored.verdict,
-                stored.confidence,
-                stored.query,
-                stored.response,
-                json.dumps(stored.input, ensure_ascii=False),
-                json.dumps(stored.report, ensure_ascii=False),
-            ),
-        )
+        conn.execute(INSERT.replace("%s", "?"), insert_values(stored, created))
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -343,6 +308,10 @@ class ReportStore:
         """Number of stored checks (attempts included)."""
         return int(self._query("SELECT COUNT(*) FROM reports", [])[0][0])
 
+    def integrity_check(self) -> str:
+        """``ok`` when the file is intact (SQLite's ``PRAGMA integrity_check``), else the fault."""
+        return "; ".join(str(r[0]) for r in self._query("PRAGMA integrity_check", []))
+
     def _query(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         try:
             with self._connect() as conn:
@@ -364,3 +333,67 @@ def _summary(row: list[Any] | tuple[Any, ...]) -> dict[str, Any]:
         "query": query,
         "response": response,
     }
+
+
+def resolve_key(
+    data: GuardInput | dict[str, Any],
+    report: GuardReport,
+    session_id: str | None,
+    turn_id: int | None,
+) -> tuple[GuardInput, str, int | None]:
+    """The input, its session and its turn (``None``: the next free one) as ``save`` uses them."""
+    inp = coerce_input(data)
+    session = check_session_id(session_id or inp.session_id or report.session_id or DEFAULT_SESSION)
+    turn = turn_id if turn_id is not None else inp.turn_id
+    if turn is None:
+        turn = report.turn_id
+    if turn is not None and turn < 0:
+        raise InputError(f"turn_id must be >= 0, not {turn}")
+    return inp, session, turn
+
+
+def build_stored(
+    inp: GuardInput, report: GuardReport, session: str, turn: int, attempt: int, created: float
+) -> StoredReport:
+    """The stored row of one check under its final key (every backend stores the same)."""
+    final = report.model_copy(update={"session_id": session, "turn_id": turn})
+    record = input_record(inp)
+    record.update(session_id=session, turn_id=turn)
+    return StoredReport(
+        session_id=session,
+        turn_id=turn,
+        attempt=attempt,
+        created_at=datetime.fromtimestamp(created, UTC),
+        action=final.recommendation.action,
+        verdict=final.verdict.label.value,
+        confidence=final.confidence,
+        query=inp.query,
+        response=inp.response[:200],
+        input=record,
+        report=final.model_dump(mode="json"),
+    )
+
+
+#: The one INSERT of a report (``%s`` placeholders; SQLite swaps them for ``?``).
+INSERT = (
+    "INSERT INTO reports (session_id, turn_id, attempt, created_at, action, verdict, "
+    "confidence, query, response, input_json, report_json) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def insert_values(stored: StoredReport, created: float) -> tuple[Any, ...]:
+    """The values of :data:`INSERT` for one stored report."""
+    return (
+        stored.session_id,
+        stored.turn_id,
+        stored.attempt,
+        created,
+        stored.action,
+        stored.verdict,
+        stored.confidence,
+        stored.query,
+        stored.response,
+        json.dumps(stored.input, ensure_ascii=False),
+        json.dumps(stored.report, ensure_ascii=False),
+    )

@@ -259,6 +259,54 @@ def test_hostile_answer_text_is_shown_as_text(server: str, browser: Any) -> None
     assert "<b>CodiumAI</b>" in by_id(browser, "claims").text
 
 
+HOSTILE = [
+    '<img src=x data-pwn onerror="window.pwned=1">',
+    "</script><script data-pwn>window.pwned=1</script>",
+    '"><svg data-pwn onload="window.pwned=1">',
+]
+
+
+def test_hostile_passage_source_and_session_are_text_on_explore_and_report(
+    server: str, browser: Any
+) -> None:
+    """HTML/JS in a stored passage, source title or answer, opened from Explore: shown as text,
+    nothing injected, nothing run; a hostile session id never reaches the store or a URL."""
+    import httpx
+    from selenium.webdriver.common.by import By
+
+    turns = []
+    for i, payload in enumerate(HOSTILE):
+        body = {
+            "query": ALPHA["query"],
+            "response": f"AlphaCodium was created by CodiumAI. {payload}",
+            "passages": [
+                {"text": f"{ALPHA['passage']} {payload}", "score": 0.7, "source": payload}
+            ],
+            "session_id": "hostile",
+            "turn_id": i,
+        }
+        r = httpx.post(server + "/v1/check", json=body, timeout=300)
+        assert r.status_code == 200, r.text
+        turns.append(r.headers["location"].removeprefix("/v1/reports/"))
+        bad = httpx.post(server + "/v1/check", json={**body, "session_id": payload}, timeout=60)
+        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "session_id"]
+    browser.get(server + "/#/explore")
+    by_id(browser, "filter-session").send_keys("hostile")
+    browser.find_element(By.CSS_SELECTOR, "#filter-form button").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#reports tbody tr")) == 3, 30)
+    assert "data-pwn" in by_id(browser, "reports").text  # the answers, as text
+    for turn in turns:
+        browser.get("about:blank")
+        browser.get(server + "/#/report/" + turn)
+        wait(browser, lambda d: by_id(d, "result").get_attribute("data-state") == "done", 60)
+        shown = by_id(browser, "answer").text + (
+            by_id(browser, "passages").get_attribute("value") or ""
+        )
+        assert "data-pwn" in shown
+        assert not browser.find_elements(By.CSS_SELECTOR, "[data-pwn]")
+        assert browser.execute_script("return window.pwned") is None
+
+
 def test_explore_lists_and_opens_stored_reports(server: str, browser: Any) -> None:
     import httpx
     from selenium.webdriver.common.by import By

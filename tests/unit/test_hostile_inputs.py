@@ -221,6 +221,14 @@ def test_a_bad_turn_id_is_a_422_naming_the_field(tmp_path: Path) -> None:
             assert ("body", "turn_id") in found
 
 
+@pytest.mark.parametrize("session", ["x" * 129, "<img src=x onerror=alert(1)>", "a b", "%3Cb%3E"])
+def test_a_bad_session_id_in_a_report_path_is_a_422(tmp_path: Path, session: str) -> None:
+    with make_client(tmp_path) as client:
+        assert ("path", "session_id") in locs(client.get(f"/v1/reports/{session}/0"))
+        assert client.get("/v1/reports/fine-id/0").status_code == 404
+        assert ("path", "turn_id") in locs(client.get("/v1/reports/fine-id/-1"))
+
+
 def test_the_token_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("fastapi", reason="the service extra is not installed")
     from guardrail.service import auth

@@ -1,4 +1,6 @@
-"""The report store on a real SQLite file: keys, attempts, filters, crash safety, schema."""
+"""The report store's contract on both backends (a real SQLite file and a real PostgreSQL server
+when one is configured, see ``tests/store_backends.py``): keys, attempts, filters, crash safety,
+schema."""
 
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from guardrail.report import (
     Verdict,
     VerdictLabel,
 )
-from guardrail.store import SCHEMA_VERSION, ReportStore, StoreError
+from guardrail.store import SCHEMA_VERSION, ReportStore, StoreError, open_store
+from tests.store_backends import BACKENDS, make_store
 
 ANSWER = "John Smith's email is john.s@company.org. He joined in 2019."
 
@@ -118,8 +121,13 @@ def make_input(session: str | None = "demo", turn: int | None = None) -> dict[st
     }
 
 
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ReportStore:
+    return make_store(request.param, tmp_path)
+
+
 @pytest.fixture()
-def store(tmp_path: Path) -> ReportStore:
+def sqlite_store(tmp_path: Path) -> ReportStore:
     return ReportStore(tmp_path / "results.sqlite")
 
 
@@ -176,7 +184,8 @@ def test_unusable_keys_are_input_errors(store: ReportStore) -> None:
     assert store.count() == 0
 
 
-def test_file_is_wal_and_versioned(store: ReportStore, tmp_path: Path) -> None:
+def test_file_is_wal_and_versioned(sqlite_store: ReportStore, tmp_path: Path) -> None:
+    store = sqlite_store
     conn = sqlite3.connect(store.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -192,17 +201,18 @@ _WRITER = textwrap.dedent(
     """
     import sys, time
     from guardrail.report import GuardReport
-    from guardrail.store import ReportStore
+    from guardrail.store import open_store
 
-    class StallsBeforeCommit(ReportStore):
+    spec, report_file = sys.argv[1], sys.argv[2]
+
+    class StallsBeforeCommit(type(open_store(spec))):
         def _insert(self, conn, stored, created):
             super()._insert(conn, stored, created)
             print("inserted", flush=True)
             time.sleep(120)
 
-    path, report_file = sys.argv[1], sys.argv[2]
     report = GuardReport.model_validate_json(open(report_file).read())
-    StallsBeforeCommit(path).save({"response": report.original, "session_id": "demo",
+    StallsBeforeCommit(spec).save({"response": report.original, "session_id": "demo",
                                    "turn_id": 0}, report)
     """
 )
@@ -215,7 +225,7 @@ def test_writer_killed_mid_transaction_leaves_previous_state(
     report_file = tmp_path / "report.json"
     report_file.write_text(make_report("human_review", confidence=0.1).model_dump_json())
     proc = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(store.path), str(report_file)],
+        [sys.executable, "-c", _WRITER, store.where, str(report_file)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
@@ -231,12 +241,29 @@ def test_writer_killed_mid_transaction_leaves_previous_state(
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -9
-    reopened = ReportStore(store.path)
+    reopened = open_store(store.where)
     got = reopened.get("demo", 0)
     assert got is not None and (got.attempt, got.action) == (1, "accept_with_flags")
     assert reopened.count() == 1
-    conn = sqlite3.connect(store.path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
+    assert reopened.integrity_check() == "ok"
     assert reopened.save(make_input(turn=0), make_report()).attempt == 2  # lock was released
     assert json.loads(json.dumps(reopened.get("demo", 0).report))["turn_id"] == 0  # type: ignore[union-attr]
+
+
+def test_a_postgres_url_without_the_driver_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from guardrail.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'guardrail\[postgres\]'"):
+        open_store("postgresql://guardrail@127.0.0.1:1/none")
+
+
+def test_a_postgres_url_is_shown_without_its_password() -> None:
+    from guardrail.store.postgres import redact
+
+    assert redact("postgresql://app:s3cret@db.internal:5433/reports") == (
+        "postgresql://app:***@db.internal:5433/reports"
+    )
+    assert redact("postgresql://app@db/reports") == "postgresql://app@db/reports"

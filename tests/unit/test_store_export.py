@@ -11,6 +11,7 @@ import pytest
 from guardrail.cli import main
 from guardrail.errors import InputError
 from guardrail.store import ReportStore, export_session, nest, turn_paths
+from tests.store_backends import BACKENDS, make_store
 from tests.unit.test_store import ANSWER, make_input, make_report
 
 # Seed 004's "PathMap Key Structure", leaf by leaf ({i} = an item index).
@@ -45,9 +46,9 @@ result/claims/{i}/text result/claims/{i}/status result/claims/{i}/outcome
 """.split()
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> ReportStore:
-    s = ReportStore(tmp_path / "results.sqlite")
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ReportStore:
+    s = make_store(request.param, tmp_path)
     s.save(make_input(turn=0), make_report())
     s.save(make_input(turn=1), make_report("human_review", confidence=0.1))
     return s
@@ -141,23 +142,25 @@ def test_export_of_unknown_session_is_an_input_error(store: ReportStore) -> None
         export_session(store, "demo", "xml")
 
 
-def test_cli_export_show_list(store: ReportStore, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_show_list(
+    store: ReportStore, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     assert (
-        main(["store", "export", "--db", str(store.path), "--session", "demo", "--format", "paths"])
+        main(["store", "export", "--db", store.where, "--session", "demo", "--format", "paths"])
         == 0
     )
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"/postprocessing/demo/0/input/llm_response\t{json.dumps(ANSWER)}"
     assert '/postprocessing/demo/1/result/recommendation\t"human_review"' in out
-    assert main(["store", "show", "demo", "--db", str(store.path)]) == 0
+    assert main(["store", "show", "demo", "--db", store.where]) == 0
     shown = capsys.readouterr().out
     assert "turn 0 (attempt 1" in shown and "turn 1 (attempt 1" in shown
-    assert main(["store", "show", "demo", "1", "--db", str(store.path), "--format", "json"]) == 0
+    assert main(["store", "show", "demo", "1", "--db", store.where, "--format", "json"]) == 0
     assert (
         json.loads(capsys.readouterr().out)["report"]["recommendation"]["action"] == "human_review"
     )
-    assert main(["store", "list", "--db", str(store.path), "--action", "human_review"]) == 0
+    assert main(["store", "list", "--db", store.where, "--action", "human_review"]) == 0
     assert capsys.readouterr().out.strip().endswith("1 of 1")
-    assert main(["store", "show", "nobody", "--db", str(store.path)]) == 2
+    assert main(["store", "show", "nobody", "--db", store.where]) == 2
     assert "nothing stored" in capsys.readouterr().err
-    assert main(["store", "show", "demo", "--db", str(store.path) + ".missing"]) == 2
+    assert main(["store", "show", "demo", "--db", str(tmp_path / "missing.sqlite")]) == 2
