@@ -157,10 +157,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    from guardrail.evaluation.runner import pipeline_available
     from guardrail.evaluation.tune import format_report, read_details, tune
 
-    names = ["claims_windows", "ratio"] if pipeline_available() else ["plain"]
+    names = ["claims_windows", "ratio"]
     folder, _ = _evaluate(args, names, "tune")
     weakest = read_details(folder / names[0] / "details.jsonl")
     ratio = read_details(folder / "ratio" / "details.jsonl") if "ratio" in names else None

@@ -18,7 +18,6 @@ the larger margin of the two ratios over their thresholds for the ratio policy.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,14 +38,6 @@ from guardrail.report import ClaimStatus, GuardReport, VerdictLabel
 from guardrail.verifiers.base import Verifier
 
 logger = logging.getLogger(__name__)
-
-
-def pipeline_available() -> bool:
-    """Whether this build has the claims and hallucination stages the conditions need."""
-    return all(
-        importlib.util.find_spec(f"guardrail.stages.{m}") is not None
-        for m in ("claims", "hallucination")
-    )
 
 
 def verifier_fingerprint(verifier: Verifier, spec: str | None) -> str:

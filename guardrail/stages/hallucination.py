@@ -20,7 +20,6 @@ from typing import Any
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.detector import detect
 from guardrail.hallucination.evidence import gather_evidence
-from guardrail.hallucination.plan import speed_config
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
@@ -200,10 +199,8 @@ class HallucinationStage(Stage):
 
     def _cache(self) -> ScoreCache | None:
         """The guardrail's shared score cache (``None`` when its size is 0)."""
-        size = speed_config(self.config.hallucination).score_cache_size
-        if size <= 0:
-            return None
-        return self.resources.get("hallucination.score_cache", lambda: ScoreCache(size))
+        cache: ScoreCache | None = self.resources.score_cache()
+        return cache
 
     def run(self, state: PipelineState) -> StageUpdate:
         cfg = self.config.hallucination

@@ -59,7 +59,7 @@ def guard() -> Guardrail:
         {
             (None, SUPPORTED_1): "entailment",
             (None, SUPPORTED_2): "entailment",
-            (None, UNCERTAIN): (0.75, 0.2, 0.05),  # p_supported between remove_below and T
+            (None, UNCERTAIN): (0.45, 0.5, 0.05),  # p_supported between remove_below and T
             (None, REMOVED): "contradiction",
         }
     )
