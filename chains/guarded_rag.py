@@ -24,7 +24,9 @@ asks for it): its ``answer`` is what may be kept on screen.
 
 Example::
 
-    rag = GuardedRAG(PassageIndex.from_paths(["docs/"]), llm=default_chat_model())
+    guard = Guardrail()
+    index = PassageIndex.from_paths(["docs/"], SentenceEmbeddings.of_guardrail(guard))
+    rag = GuardedRAG(index, llm=default_chat_model(), guardrail=guard)
     result = rag.invoke("When is the meeting with John?")
     print(result.answer or result.escalation.reason)
 """
@@ -91,7 +93,9 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
 
     Args:
         retriever: a :class:`PassageIndex`, or any Runnable mapping a query to passages or
-            LangChain ``Document``s (scores read from ``metadata["score"]``).
+            LangChain ``Document``s (scores read from ``metadata["score"]``). Built with
+            ``SentenceEmbeddings.of_guardrail(guardrail)``, the index embeds on the guardrail's
+            own embedder (one model in memory, each text embedded once).
         llm: the chat model; by default :func:`chains.generation.default_chat_model` (Groq,
             else local SmolLM2, else the extractive fallback — ``fallback`` is then true and
             ``model_name`` says so).

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from chains import GuardedRAG, PassageIndex, corpus_path, default_chat_model, kb_path
+from chains.embeddings import SentenceEmbeddings
 from chains.retrieval import open_kb
 from guardrail import Guardrail
 
@@ -28,17 +29,19 @@ def main() -> int:
     parser.add_argument("--index", help="index folder (loaded if present, else built and saved)")
     args = parser.parse_args()
 
+    guard = Guardrail()
+    embeddings = SentenceEmbeddings.of_guardrail(guard)  # one embedder for retrieval and check
     if args.index and (Path(args.index) / "index.faiss").exists():
-        index = PassageIndex.load(args.index)
+        index = PassageIndex.load(args.index, embeddings)
     else:
-        index = PassageIndex.from_paths(args.corpus or [corpus_path()])
+        index = PassageIndex.from_paths(args.corpus or [corpus_path()], embeddings)
         if args.index:
             index.save(args.index)
 
     rag = GuardedRAG(
         index,
         llm=default_chat_model(),
-        guardrail=Guardrail(),
+        guardrail=guard,
         max_attempts=2,
         knowledge_base=open_kb(kb_path()),
     )

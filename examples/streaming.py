@@ -30,6 +30,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 
 from chains import PassageIndex, corpus_path, groq_chat_model, kb_path, with_guardrail
+from chains.embeddings import SentenceEmbeddings
 from chains.retrieval import open_kb
 from guardrail import Guardrail
 
@@ -91,8 +92,8 @@ async def run(policy: str, index: PassageIndex, guard: Guardrail, kb: Any) -> No
 
 def main() -> int:
     policies = sys.argv[1:] or ["annotate", "stop", "buffer"]
-    index = PassageIndex.from_paths([corpus_path()])
     guard = Guardrail()
+    index = PassageIndex.from_paths([corpus_path()], SentenceEmbeddings.of_guardrail(guard))
     kb = open_kb(kb_path())
     guard.invoke({"query": "warm-up", "response": "Models load once.", "passages": ["x"]})
     print(f"question: {QUESTION}")

@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from guardrail.errors import MissingDependencyError, ModelLoadError
-from guardrail.verifiers.encoding import length_buckets, read_json
-from guardrail.verifiers.export import output_only
+from guardrail.onnx_common import length_buckets, output_only, read_json
 
 logger = logging.getLogger(__name__)
 

@@ -40,12 +40,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _index(args: argparse.Namespace) -> Any:
+def _index(args: argparse.Namespace, guard: Any) -> Any:
+    """The FAISS index, embedded with the guardrail's own embedder (one model in memory)."""
+    from chains.embeddings import SentenceEmbeddings
     from chains.retrieval import PassageIndex, corpus_path
 
+    embeddings = SentenceEmbeddings.of_guardrail(guard)
     if args.index and (Path(args.index) / "index.faiss").exists():
-        return PassageIndex.load(args.index)
-    index = PassageIndex.from_paths(args.corpus or [corpus_path()])
+        return PassageIndex.load(args.index, embeddings)
+    index = PassageIndex.from_paths(args.corpus or [corpus_path()], embeddings)
     if args.index:
         index.save(args.index)
     return index
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if reason is not None:
         sys.stderr.write(f"guardrail ask: {FALLBACK_NOTICE.format(reason=reason)}\n")
     rag = GuardedRAG(
-        _index(args),
+        _index(args, guard),
         llm=llm,
         guardrail=guard,
         max_attempts=args.max_attempts,

@@ -164,3 +164,34 @@ def split_at_terminators(
     """
     pattern = rf"(?<=[{re.escape(terminators)}])\s+" + (r"|\n+" if at_newlines else "")
     return [piece for piece in re.split(pattern, text) if piece.strip()]
+
+
+def split_before_capitals(text: str, no_cut_after: re.Pattern[str] | None = None) -> list[str]:
+    """Cut ``text`` (stripped) after ``.!?`` + whitespace when the next character is a capital
+    (``A-Z``), a digit, ``"`` or ``(``; while the text so far matches ``no_cut_after`` (an
+    abbreviation at its end, say) the next piece is joined to it with one space.
+
+    Not the sentence splitter either (:func:`split_sentences` is): ASCII capitals only, and
+    the caller's abbreviation pattern instead of :data:`ABBREVIATIONS`. It is the rule the
+    hard training pairs are cut with (``guardrail.verifiers.training.hardgen``, with its own
+    abbreviation pattern), kept so that a seed regenerates the same file.
+
+    Example::
+
+        >>> split_before_capitals("Dr. Smith paid. he left. Then 3 more came.")
+        ['Dr.', 'Smith paid. he left.', 'Then 3 more came.']
+        >>> split_before_capitals("Dr. Smith paid.", re.compile(r"\\bDr\\.$"))
+        ['Dr. Smith paid.']
+    """
+    out: list[str] = []
+    current = ""
+    for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"(])", text.strip()):
+        if not piece:
+            continue  # only an empty text gives an empty piece
+        current = f"{current} {piece}" if current else piece
+        if no_cut_after is None or not no_cut_after.search(current):
+            out.append(current)
+            current = ""
+    if current:
+        out.append(current)
+    return out

@@ -16,28 +16,12 @@ from typing import Any
 import numpy as np
 
 from guardrail.errors import ModelLoadError
+from guardrail.onnx_common import length_buckets
+from guardrail.onnx_common import read_json as read_json  # re-exported for the backends
 from guardrail.verifiers.base import Pair
 
 BUCKET_SLACK = 1.3
 """A batch's longest pair is at most this many times its shortest (+ 8 tokens)."""
-
-
-def length_buckets(
-    lengths: Sequence[int], batch_size: int, slack: float, extra: int
-) -> Iterator[list[int]]:
-    """Indices sorted by length (stable), cut into batches of at most ``batch_size`` whose
-    longest item is at most ``slack`` × the shortest + ``extra`` (padding stays small)."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    start = 0
-    while start < len(order):
-        limit = slack * lengths[order[start]] + extra
-        end = start + 1
-        while (
-            end < len(order) and end - start < max(1, batch_size) and lengths[order[end]] <= limit
-        ):
-            end += 1
-        yield order[start:end]
-        start = end
 
 
 @dataclass(frozen=True)
@@ -121,19 +105,6 @@ class PairEncoder:
                 mask[row, : len(tok_ids)] = 1
                 types[row, : len(type_ids)] = type_ids
             yield EncodedBatch(idx, ids, mask, types)
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object file, raising ``ModelLoadError`` with the path on failure."""
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"could not read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ModelLoadError(f"{path} must hold a JSON object")
-    return data
 
 
 def check_pairs(pairs: Sequence[Pair]) -> list[Pair]:

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from guardrail.errors import MissingDependencyError, ModelLoadError, VerifierError
+from guardrail.onnx_common import output_only
 from guardrail.verifiers.base import Pair
 
 logger = logging.getLogger(__name__)
@@ -167,24 +168,6 @@ def export_onnx(
         logger.warning("export is %.1f MB, over the %.0f MB budget", size, SIZE_LIMIT_MB)
     logger.info("exported %s → %s (%.1f MB)", src, out, size)
     return result
-
-
-def output_only(torch: Any, model: Any, field: str) -> Any:
-    """``model`` wrapped to take (input_ids, attention_mask, token_type_ids) positionally and
-    return only its output ``field`` (``logits``, ``last_hidden_state``), in eval mode."""
-
-    class OutputOnly(torch.nn.Module):  # type: ignore[misc, name-defined]
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return getattr(out, field)
-
-    return OutputOnly(model).eval()  # a wrapper in train mode would re-enable dropout
 
 
 def _torch_export(torch: Any, model: Any, tokenizer: Any, path: Path) -> None:

@@ -54,3 +54,18 @@ def test_the_walk_catches_an_import_of_chains(tmp_path: Path) -> None:
     module.write_text("def f():\n    from chains.streaming import SentenceGuard\n")
     assert [m for _, m in imported(module) if is_forbidden(m)] == ["chains.streaming"]
     assert not is_forbidden("chainsaw")
+
+
+def test_the_embedder_does_not_import_the_verifiers() -> None:
+    """The ONNX embedder and the verifiers share their helpers through a neutral module
+    (``guardrail.onnx_common``); neither imports the other."""
+    onnx = PACKAGE / "embedding_onnx.py"
+    assert not [m for _, m in imported(onnx) if m.startswith("guardrail.verifiers")]
+    common = PACKAGE / "onnx_common.py"
+    assert not [m for _, m in imported(common) if m.startswith("guardrail.verifiers")]
+    from guardrail import onnx_common
+    from guardrail.verifiers import encoding, export
+
+    assert encoding.length_buckets is onnx_common.length_buckets
+    assert encoding.read_json is onnx_common.read_json
+    assert export.output_only is onnx_common.output_only

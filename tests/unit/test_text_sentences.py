@@ -129,3 +129,82 @@ def test_split_at_terminators_is_the_benchmarks_plain_cut() -> None:
         wide = [s for s in re.split(r"(?<=[.!?。！？])\s+|\n+", text) if s.strip()]
         assert split_at_terminators(text, ".!?。！？", at_newlines=True) == wide
     assert split_at_terminators("Dr. Smith paid. He left.") == ["Dr.", "Smith paid.", "He left."]
+
+
+def _hardgen_old_cut(text: str) -> list[str]:
+    """``training/hardgen.py``'s own splitter before it used ``split_before_capitals``."""
+    import re
+
+    from guardrail.verifiers.training.hardgen import _ABBREV
+
+    out: list[str] = []
+    current = ""
+    for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"(])", text.strip()):
+        current = f"{current} {piece}".strip() if current else piece
+        if not _ABBREV.search(current):
+            out.append(current)
+            current = ""
+    if current:
+        out.append(current)
+    return [s for s in out if len(s.split()) >= 3]
+
+
+def _varied_texts(n: int = 400) -> list[str]:
+    """Premises from nli-train when it is on this machine (longer ones first), else generated
+    texts, plus hand-made edge cases (abbreviations, initials, quotes, digits, blanks)."""
+    import gzip
+    import json
+    import random
+
+    from guardrail.evaluation.sources import data_root
+
+    nli_train = data_root(None) / "nli-train" / "pairs.jsonl.gz"
+    rng = random.Random(29)
+    texts: list[str] = []
+    if nli_train.exists():
+        seen: set[str] = set()
+        with gzip.open(nli_train, "rt", encoding="utf-8") as fh:
+            for k, line in enumerate(fh):
+                if k >= 60_000:
+                    break
+                premise = json.loads(line).get("premise") or ""
+                if premise not in seen and (len(premise) > 120 or k % 50 == 0):
+                    seen.add(premise)
+                    texts.append(premise)
+        rng.shuffle(texts)
+        texts = texts[:n]
+    words = ["Dr.", "Mr.", "J.", "U.S.", "e.g.", "i.e.", "the", "cat", "sat.", "It", "was",
+             "3.5", "10.", '"Yes."', "(see", "p.m.", "Inc.", "ran!", "why?", "no.", "St.",
+             "Co.", "vs.", "Ltd.", "A.", "Then", "42", "ok", "  ", "\n", "é."]  # fmt: skip
+    while len(texts) < n + 200:
+        texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 30))))
+    return [*texts, "", "   ", "Dr. Smith came. He left at 5 p.m. on Monday.", "A. B. C."]
+
+
+def test_split_before_capitals_is_hardgens_old_cut() -> None:
+    from guardrail.verifiers.training import hardgen
+
+    texts = _varied_texts()
+    assert len(texts) >= 400
+    for text in texts:
+        assert hardgen.split_sentences(text) == _hardgen_old_cut(text), text
+    assert sum(len(_hardgen_old_cut(t)) > 1 for t in texts) > 50  # the cut is exercised
+
+
+def test_split_before_capitals_rule() -> None:
+    import re
+
+    from guardrail.text.sentences import split_before_capitals
+
+    assert split_before_capitals("Dr. Smith paid. he left. Then 3 more came.") == [
+        "Dr.",
+        "Smith paid. he left.",
+        "Then 3 more came.",
+    ]
+    assert split_before_capitals("Dr. Smith paid.", re.compile(r"\bDr\.$")) == ["Dr. Smith paid."]
+    assert split_before_capitals('It rained. "Yes," he said. (Really.) 5 left.') == [
+        "It rained.",
+        '"Yes," he said.',
+        "(Really.) 5 left.",  # a bracket after the dot: no cut
+    ]
+    assert split_before_capitals("  ") == []

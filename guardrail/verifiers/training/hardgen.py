@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guardrail.text.sentences import split_before_capitals
+
 logger = logging.getLogger(__name__)
 
 #: Evidence sets whose licence allows a commercial model (nli-train SOURCES.md: YES / YES (SA)).
@@ -166,17 +168,9 @@ def detok(text: str) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences on ``.!?`` + space + capital/digit, not after common abbreviations."""
-    out: list[str] = []
-    current = ""
-    for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"(])", text.strip()):
-        current = f"{current} {piece}".strip() if current else piece
-        if not _ABBREV.search(current):
-            out.append(current)
-            current = ""
-    if current:
-        out.append(current)
-    return [s for s in out if len(s.split()) >= 3]
+    """Sentences of at least three words: :func:`guardrail.text.sentences.split_before_capitals`
+    (``.!?`` + space + capital/digit) not after the abbreviations of ``_ABBREV``."""
+    return [s for s in split_before_capitals(text, _ABBREV) if len(s.split()) >= 3]
 
 
 _KEY_STOP = _STARTERS | set(
