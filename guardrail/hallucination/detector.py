@@ -9,6 +9,8 @@ types), each a function of its own:
    sentence pairs of the response and similar earlier turns, and scored in batched calls; if a
    call fails, each claim is retried alone and a claim that still fails is ``unverified``;
 2. :func:`judge_claims` — claim statuses (calibrated or T(rs)), the date rule, and the flags;
+   a span model behind the verifier (LettuceDetect, alone or in a hybrid) adds a flag for each
+   span of the answer it marks as hallucinated (:func:`~guardrail.hallucination.flags.span_flags`);
 3. :func:`response_verdict` — the Cw-CONLI verdict over the claims.
 """
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.config import HallucinationConfig
+from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import (
     calibrated_status,
@@ -45,6 +48,7 @@ from guardrail.report import (
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
 from guardrail.verifiers.hybrid import verifier_usage
+from guardrail.verifiers.span_backend import span_verifiers
 
 logger = logging.getLogger(__name__)
 
@@ -285,6 +289,28 @@ def judge_claims(
     return entailments, unverified_reasons, flags, threshold
 
 
+def _span_flags(
+    verifier: Any,
+    response: str,
+    evidence: Evidence,
+    question: str | None,
+    scoring: Scoring,
+    flags: list[HallucinationFlag],
+) -> list[HallucinationFlag]:
+    """The flags of the spans each span model behind ``verifier`` finds in ``response``; a
+    model that fails adds none and a note (its claim scores decided already)."""
+    found: list[HallucinationFlag] = []
+    for model in span_verifiers(verifier):
+        try:
+            spans = model.spans(evidence.passages, response, question or None)
+        except VerifierError as exc:
+            logger.warning("span flags of %s failed: %s", model.name, exc)
+            scoring.notes.append(f"span flags: {model.name} failed ({type(exc).__name__})")
+            continue
+        found += build.span_flags(response, spans, scoring.claims, [*flags, *found], model.name)
+    return found
+
+
 def detect(
     response: str,
     claims: list[Claim],
@@ -296,6 +322,7 @@ def detect(
     nlp: Any = None,
     cache: ScoreCache | None = None,
     no_evidence_reason: str = "no evidence text to check against",
+    question: str | None = None,
 ) -> Detection:
     """Score ``claims`` against ``evidence`` and build flags and the verdict.
 
@@ -310,6 +337,7 @@ def detect(
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
+        question: the user's query (a span model reads it with the passages).
     """
     with verifier_usage() as usage:  # which members of a hybrid verifier decided
         scoring = score_claims(
@@ -319,6 +347,8 @@ def detect(
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp, calibration
     )
+    if scoring.scores:
+        flags += _span_flags(verifier, response, evidence, question, scoring, flags)
     name = getattr(verifier, "name", type(verifier).__name__)
     unit = "claims" if config.decompose_claims else "whole response"
     if evidence.window_tokens:

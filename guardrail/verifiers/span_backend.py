@@ -27,7 +27,7 @@ import numpy as np
 
 from guardrail.errors import VerifierError
 from guardrail.verifiers import formats
-from guardrail.verifiers.base import NLIPrediction, Pair
+from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
 from guardrail.verifiers.encoding import check_pairs
 from guardrail.verifiers.labels import softmax
 from guardrail.verifiers.preset_backends import PresetVerifier, supported_predictions
@@ -117,11 +117,26 @@ class SpanPresetVerifier(PresetVerifier):
         self, passages: Sequence[str], answer: str, question: str | None = None
     ) -> list[HallucinatedSpan]:
         """The hallucinated spans of ``answer`` against ``passages`` (runs of tokens whose
-        argmax is "hallucinated", as LettuceDetect's ``_predict_single``)."""
-        probs, offsets = self.token_probabilities(
-            formats.lettuce_prompt(list(passages), question), answer
-        )
+        argmax is "hallucinated", as LettuceDetect's ``_predict_single``). Raises
+        ``VerifierError`` on failure."""
+        try:
+            probs, offsets = self.token_probabilities(
+                formats.lettuce_prompt(list(passages), question), answer
+            )
+        except Exception as exc:
+            raise VerifierError(f"verifier preset {self.name} failed on spans: {exc}") from exc
         return spans_from_tokens(probs, offsets, answer)
+
+
+def span_verifiers(verifier: Any) -> list[SpanPresetVerifier]:
+    """The span models behind ``verifier``: itself, a hybrid's loaded members, a router's
+    default (the verifiers that wrap others keep them in ``members`` / ``default``)."""
+    if isinstance(verifier, SpanPresetVerifier):
+        return [verifier]
+    inner = list(getattr(verifier, "members", ()) or ())
+    if getattr(verifier, "default", None) is not None:
+        inner.append(verifier.default)
+    return [s for v in inner if isinstance(v, Verifier) for s in span_verifiers(v)]
 
 
 def spans_from_tokens(
