@@ -17,8 +17,9 @@ types), each a function of its own:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from guardrail.config import HallucinationConfig
@@ -31,7 +32,11 @@ from guardrail.hallucination.aggregation import (
     response_verdict,
 )
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
-from guardrail.hallucination.calibration_registry import CalibrationChoice, calibration_for
+from guardrail.hallucination.calibration_registry import (
+    CalibrationChoice,
+    calibration_for,
+    combined_probability,
+)
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
@@ -47,7 +52,7 @@ from guardrail.report import (
 )
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
-from guardrail.verifiers.hybrid import verifier_usage
+from guardrail.verifiers.hybrid import answered_members, verifier_usage
 from guardrail.verifiers.span_backend import span_verifiers
 
 logger = logging.getLogger(__name__)
@@ -154,6 +159,29 @@ def score_claims(
     return Scoring(claims, plan, scores, failed, notes)
 
 
+def _features(
+    text: str,
+    preds: Sequence[NLIPrediction],
+    windows: Sequence[Window],
+    index: EvidenceIndex,
+    nlp: Any,
+    n_windows: int,
+) -> dict[str, float]:
+    """The calibration features of a claim from its windows' predictions (one per window)."""
+    decision = decide_windows(preds)
+    selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
+    return claim_features(
+        text,
+        decision.best_prediction,
+        decision.contra_prediction.contradiction,
+        index,
+        nlp,
+        best_window=windows[decision.best].text,
+        evidence_windows=n_windows,
+        selected=selected[0] if selected else None,
+    )
+
+
 def judge_claims(
     response: str,
     scoring: Scoring,
@@ -197,24 +225,23 @@ def judge_claims(
         preds = [scores[p] for p in plan.claim_pairs[i]]
         windows = plan.claim_windows[i]
         decision = decide_windows(preds)
-        selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
-        features = claim_features(
+        features_of = partial(
+            _features,
             c.text,
-            decision.best_prediction,
-            decision.contra_prediction.contradiction,
-            index,
-            nlp,
-            best_window=windows[decision.best].text,
-            evidence_windows=len(evidence.windows),
-            selected=selected[0] if selected else None,
+            windows=windows,
+            index=index,
+            nlp=nlp,
+            n_windows=len(evidence.windows),
         )
+        features = features_of(preds)
         c.features = features
-        c.p_supported = round(
-            calibrator.probability(features)
-            if calibrator is not None
-            else decision.best_prediction.entailment,  # uncalibrated: the verifier's own
-            4,
-        )
+        if calibration.members:  # a hybrid's members, each with its own calibration
+            p_supported = combined_probability(calibration, preds, features_of)
+        elif calibrator is not None:
+            p_supported = calibrator.probability(features)
+        else:  # uncalibrated: the verifier's own
+            p_supported = decision.best_prediction.entailment
+        c.p_supported = round(p_supported, 4)
         if calibrated:
             c.status = calibrated_status(
                 c.p_supported, decision, threshold, config.contradiction_flag
@@ -343,7 +370,8 @@ def detect(
         scoring = score_claims(
             claims, evidence, verifier, config, embedder, cache, no_evidence_reason
         )
-    calibration = calibration_for(verifier, config.calibration)
+    answered = answered_members(scoring.scores.values())
+    calibration = calibration_for(verifier, config.calibration, answered=answered)
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp, calibration
     )

@@ -27,7 +27,7 @@ import numpy as np
 
 from guardrail.errors import VerifierError
 from guardrail.verifiers import formats
-from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.base import NLIPrediction, Pair
 from guardrail.verifiers.encoding import check_pairs
 from guardrail.verifiers.labels import softmax
 from guardrail.verifiers.preset_backends import PresetVerifier, supported_predictions
@@ -130,13 +130,17 @@ class SpanPresetVerifier(PresetVerifier):
 
 def span_verifiers(verifier: Any) -> list[SpanPresetVerifier]:
     """The span models behind ``verifier``: itself, a hybrid's loaded members, a router's
-    default (the verifiers that wrap others keep them in ``members`` / ``default``)."""
+    default."""
+    from guardrail.verifiers.hybrid import HybridVerifier
+    from guardrail.verifiers.routing import RoutedVerifier
+
     if isinstance(verifier, SpanPresetVerifier):
         return [verifier]
-    inner = list(getattr(verifier, "members", ()) or ())
-    if getattr(verifier, "default", None) is not None:
-        inner.append(verifier.default)
-    return [s for v in inner if isinstance(v, Verifier) for s in span_verifiers(v)]
+    if isinstance(verifier, HybridVerifier):
+        return [s for m in verifier.members for s in span_verifiers(m)]
+    if isinstance(verifier, RoutedVerifier):
+        return span_verifiers(verifier.default)
+    return []
 
 
 def spans_from_tokens(
