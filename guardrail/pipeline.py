@@ -182,7 +182,7 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
 
 
 def _recommendation_step(
-    config: GuardrailConfig, verdict_stages: Collection[str]
+    config: GuardrailConfig, verdict_stages: Collection[str], resources: Resources
 ) -> Callable[[dict[str, Any]], GuardReport]:
     def step(data: dict[str, Any]) -> GuardReport:
         state: PipelineState = data["state"]
@@ -196,7 +196,11 @@ def _recommendation_step(
             retrieval_score=state.input.retrieval_score,
         )
         decision = config.decision
-        cutoff = remove_below(config) if decision.granularity == "claim" else None
+        cutoff = (
+            remove_below(config, resources.scoring_verifier(claims))
+            if decision.granularity == "claim"
+            else None
+        )
         problems = find_problems(claims, flags, state.factual, verdict, decision, cutoff)
         problems = mark_fixes(problems, state.corrections)
         verdict = consistent_verdict(verdict, problems)
@@ -321,7 +325,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         steps.append(RunnableLambda(_confidence_step(self.config), name="guardrail.confidence"))
         steps.append(
             RunnableLambda(
-                _recommendation_step(self.config, writers(built, "verdict")),
+                _recommendation_step(self.config, writers(built, "verdict"), self.resources),
                 name="guardrail.recommendation",
             )
         )

@@ -15,6 +15,7 @@ problem, ``kb_contradiction``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from guardrail.config import DecisionConfig, GuardrailConfig
@@ -65,9 +66,12 @@ def remove_below(config: GuardrailConfig, verifier: Any = None) -> float | None:
     config's ``decision.remove_below``, else the value in the claim calibration of
     ``verifier`` (:func:`~guardrail.hallucination.calibration_registry.calibration_for`; an
     uncalibrated verifier has none), else — no verifier given — the configured or shipped
-    calibration file's."""
+    calibration file's (none for a configured directory: its files are keyed by verifier)."""
     if config.decision.remove_below is not None:
         return config.decision.remove_below
+    configured = config.hallucination.calibration
+    if verifier is None and configured is not None and Path(configured).is_dir():
+        return None
     if verifier is not None:
         from guardrail.hallucination.calibration_registry import calibration_for
 

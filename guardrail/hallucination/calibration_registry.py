@@ -18,6 +18,19 @@ use:
    authors say otherwise; :attr:`VerifierPreset.threshold`), and ``verdict.method`` says
    ``uncalibrated``.
 
+A hybrid verifier (:mod:`guardrail.verifiers.hybrid`) is combined by this rule:
+
+- **calibrated combination** (the default): when every member that answered the call has a
+  calibration of its own (found as above, member by member), a claim's ``p_supported`` is the
+  mean of the members' calibrated probabilities, each computed from that member's own
+  predictions (:func:`combined_probability`); the claim threshold and ``remove_below`` are
+  the means of the members' (``remove_below`` only when each has one). ``verdict.method``:
+  ``calibrated combination (mean p_supported of A: calibration a.json, B: ...)``;
+- else the **mean of supported-probabilities**: the members' mean prediction is scored as
+  one verifier's (a file for the hybrid itself, keyed by its name ``hybrid(A, B)``, else
+  uncalibrated), and ``verdict.method`` says ``mean of supported-probabilities; ...``. A
+  configured calibration *file* is the user's choice for the hybrid as a whole: this rule.
+
 ``guardrail calibrate-claims`` writes such files (:mod:`guardrail.evaluation.claim_calibration`).
 """
 
@@ -26,12 +39,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from guardrail.errors import VerifierError
 from guardrail.hallucination.calibration import BUNDLED, ClaimCalibrator
+from guardrail.verifiers.base import NLIPrediction
+from guardrail.verifiers.hybrid import HybridPrediction, hybrid_of
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +67,9 @@ class CalibrationChoice:
     label: str
     """For ``verdict.method``: ``calibration <file>`` or ``uncalibrated (threshold 0.5)``."""
     remove_below: float | None = None
+    members: tuple[tuple[str, CalibrationChoice], ...] = ()
+    """A hybrid's calibrated combination: each answering member's own calibration, by member
+    name (then ``calibrator`` is ``None``; see :func:`combined_probability`)."""
 
 
 @lru_cache(maxsize=16)
@@ -117,16 +137,83 @@ def _candidates(folder: Path) -> list[Path]:
 
 
 def calibration_for(
-    verifier: Any, configured: str | None = None, default_threshold: float | None = None
+    verifier: Any,
+    configured: str | None = None,
+    default_threshold: float | None = None,
+    answered: Sequence[str] | None = None,
 ) -> CalibrationChoice:
-    """The calibration of ``verifier`` (see the module docstring for the order).
+    """The calibration of ``verifier`` (see the module docstring for the order and a
+    hybrid's rule).
 
     Args:
         verifier: the verifier in use (its ``name``; a preset's ``preset.threshold``).
         configured: ``hallucination.calibration`` (a file, a directory or ``None``).
         default_threshold: the uncalibrated threshold (default: the verifier's documented
             one, else 0.5).
+        answered: for a hybrid, the members that answered the call
+            (:func:`~guardrail.verifiers.hybrid.answered_members`; ``None`` = every loaded one).
     """
+    hybrid = hybrid_of(verifier)
+    if hybrid is None:
+        return _single(verifier, configured, default_threshold)
+    members = [m for m in hybrid.members if answered is None or m.name in answered]
+    if members and (configured is None or Path(configured).is_dir()):
+        own = [(m.name, _single(m, configured)) for m in members]
+        if all(choice.calibrator is not None for _, choice in own):
+            return _combined(own)
+    whole = _single(verifier, configured, default_threshold)
+    return replace(whole, label=f"{MEAN_RULE}; {whole.label}")
+
+
+MEAN_RULE = "mean of supported-probabilities"
+
+
+def _combined(own: Sequence[tuple[str, CalibrationChoice]]) -> CalibrationChoice:
+    """The calibrated combination of a hybrid's members (each with its own calibration)."""
+    cuts = [c.remove_below for _, c in own if c.remove_below is not None]
+    return CalibrationChoice(
+        None,
+        round(sum(c.threshold for _, c in own) / len(own), 4),
+        "calibrated combination (mean p_supported of "
+        + ", ".join(f"{name}: {c.label}" for name, c in own)
+        + ")",
+        round(sum(cuts) / len(cuts), 4) if len(cuts) == len(own) else None,
+        tuple(own),
+    )
+
+
+def combined_probability(
+    choice: CalibrationChoice,
+    predictions: Sequence[NLIPrediction],
+    features: Callable[[Sequence[NLIPrediction]], dict[str, float]],
+) -> float:
+    """A claim's ``p_supported`` under a hybrid's calibrated combination: the mean over the
+    members of ``choice`` of each one's calibrated probability, from its own predictions.
+
+    Args:
+        predictions: the claim's hybrid predictions, one per window.
+        features: the calibration features of a list of predictions (one per window).
+    """
+    own = [
+        cal.calibrator.probability(features([_member(p, name) for p in predictions]))
+        for name, cal in choice.members
+        if cal.calibrator is not None
+    ]
+    if not own:
+        raise VerifierError("a calibrated combination needs members with calibrations")
+    return sum(own) / len(own)
+
+
+def _member(prediction: NLIPrediction, name: str) -> NLIPrediction:
+    if not isinstance(prediction, HybridPrediction) or name not in prediction.members:
+        raise VerifierError(f"no prediction of hybrid member {name} to combine")
+    return prediction.members[name]
+
+
+def _single(
+    verifier: Any, configured: str | None = None, default_threshold: float | None = None
+) -> CalibrationChoice:
+    """The calibration of one verifier, by the order of the module docstring."""
     if configured is not None and not Path(configured).is_dir():
         cal = ClaimCalibrator.load(configured)
         if cal.meta.get("verifier_id") is not None and not fitted_for(cal, verifier):

@@ -9,17 +9,21 @@ types), each a function of its own:
    sentence pairs of the response and similar earlier turns, and scored in batched calls; if a
    call fails, each claim is retried alone and a claim that still fails is ``unverified``;
 2. :func:`judge_claims` — claim statuses (calibrated or T(rs)), the date rule, and the flags;
+   a span model behind the verifier (LettuceDetect, alone or in a hybrid) adds a flag for each
+   span of the answer it marks as hallucinated (:func:`~guardrail.hallucination.flags.span_flags`);
 3. :func:`response_verdict` — the Cw-CONLI verdict over the claims.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from guardrail.config import HallucinationConfig
+from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import (
     calibrated_status,
@@ -28,7 +32,11 @@ from guardrail.hallucination.aggregation import (
     response_verdict,
 )
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
-from guardrail.hallucination.calibration_registry import CalibrationChoice, calibration_for
+from guardrail.hallucination.calibration_registry import (
+    CalibrationChoice,
+    calibration_for,
+    combined_probability,
+)
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
@@ -44,7 +52,8 @@ from guardrail.report import (
 )
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
-from guardrail.verifiers.hybrid import verifier_usage
+from guardrail.verifiers.hybrid import answered_members, verifier_usage
+from guardrail.verifiers.span_backend import span_verifiers
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +159,29 @@ def score_claims(
     return Scoring(claims, plan, scores, failed, notes)
 
 
+def _features(
+    text: str,
+    preds: Sequence[NLIPrediction],
+    windows: Sequence[Window],
+    index: EvidenceIndex,
+    nlp: Any,
+    n_windows: int,
+) -> dict[str, float]:
+    """The calibration features of a claim from its windows' predictions (one per window)."""
+    decision = decide_windows(preds)
+    selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
+    return claim_features(
+        text,
+        decision.best_prediction,
+        decision.contra_prediction.contradiction,
+        index,
+        nlp,
+        best_window=windows[decision.best].text,
+        evidence_windows=n_windows,
+        selected=selected[0] if selected else None,
+    )
+
+
 def judge_claims(
     response: str,
     scoring: Scoring,
@@ -193,24 +225,23 @@ def judge_claims(
         preds = [scores[p] for p in plan.claim_pairs[i]]
         windows = plan.claim_windows[i]
         decision = decide_windows(preds)
-        selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
-        features = claim_features(
+        features_of = partial(
+            _features,
             c.text,
-            decision.best_prediction,
-            decision.contra_prediction.contradiction,
-            index,
-            nlp,
-            best_window=windows[decision.best].text,
-            evidence_windows=len(evidence.windows),
-            selected=selected[0] if selected else None,
+            windows=windows,
+            index=index,
+            nlp=nlp,
+            n_windows=len(evidence.windows),
         )
+        features = features_of(preds)
         c.features = features
-        c.p_supported = round(
-            calibrator.probability(features)
-            if calibrator is not None
-            else decision.best_prediction.entailment,  # uncalibrated: the verifier's own
-            4,
-        )
+        if calibration.members:  # a hybrid's members, each with its own calibration
+            p_supported = combined_probability(calibration, preds, features_of)
+        elif calibrator is not None:
+            p_supported = calibrator.probability(features)
+        else:  # uncalibrated: the verifier's own
+            p_supported = decision.best_prediction.entailment
+        c.p_supported = round(p_supported, 4)
         if calibrated:
             c.status = calibrated_status(
                 c.p_supported, decision, threshold, config.contradiction_flag
@@ -285,6 +316,28 @@ def judge_claims(
     return entailments, unverified_reasons, flags, threshold
 
 
+def _span_flags(
+    verifier: Any,
+    response: str,
+    evidence: Evidence,
+    question: str | None,
+    scoring: Scoring,
+    flags: list[HallucinationFlag],
+) -> list[HallucinationFlag]:
+    """The flags of the spans each span model behind ``verifier`` finds in ``response``; a
+    model that fails adds none and a note (its claim scores decided already)."""
+    found: list[HallucinationFlag] = []
+    for model in span_verifiers(verifier):
+        try:
+            spans = model.spans(evidence.passages, response, question or None)
+        except VerifierError as exc:
+            logger.warning("span flags of %s failed: %s", model.name, exc)
+            scoring.notes.append(f"span flags: {model.name} failed ({type(exc).__name__})")
+            continue
+        found += build.span_flags(response, spans, scoring.claims, [*flags, *found], model.name)
+    return found
+
+
 def detect(
     response: str,
     claims: list[Claim],
@@ -296,6 +349,7 @@ def detect(
     nlp: Any = None,
     cache: ScoreCache | None = None,
     no_evidence_reason: str = "no evidence text to check against",
+    question: str | None = None,
 ) -> Detection:
     """Score ``claims`` against ``evidence`` and build flags and the verdict.
 
@@ -310,15 +364,19 @@ def detect(
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
+        question: the user's query (a span model reads it with the passages).
     """
     with verifier_usage() as usage:  # which members of a hybrid verifier decided
         scoring = score_claims(
             claims, evidence, verifier, config, embedder, cache, no_evidence_reason
         )
-    calibration = calibration_for(verifier, config.calibration)
+    answered = answered_members(scoring.scores.values())
+    calibration = calibration_for(verifier, config.calibration, answered=answered)
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp, calibration
     )
+    if scoring.scores:
+        flags += _span_flags(verifier, response, evidence, question, scoring, flags)
     name = getattr(verifier, "name", type(verifier).__name__)
     unit = "claims" if config.decompose_claims else "whole response"
     if evidence.window_tokens:

@@ -46,6 +46,8 @@ class Evidence:
     window_tokens: int = 0
     """Window size actually used (tokens)."""
     window_stride: int = 0
+    passages: list[str] = field(default_factory=list)
+    """Each passage whole, then the KB facts joined: the context a span model reads."""
     sentences: SentencePool | None = None
     """The sentences of the passages and KB facts, for evidence selection
     (:mod:`guardrail.hallucination.selection`); ``None`` when not asked for."""
@@ -106,6 +108,7 @@ def gather_evidence(
         ev.windows += make_windows(kb_text, KB_PASSAGE, size, step, count_tokens, "knowledge_base")
         ev.known_texts.append(kb_text)
         texts.append((kb_text, KB_PASSAGE, "knowledge_base", None))
+    ev.passages = [text for text, *_ in texts]
     if sentences:
         ev.sentences = SentencePool(split_evidence(texts), count_tokens)
     if data.query.strip():

@@ -7,6 +7,7 @@ into the response, a confidence, the evidence snippet and, where one exists, a s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
@@ -19,6 +20,9 @@ from guardrail.report import (
 )
 from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
 from guardrail.verifiers.base import NLIPrediction
+
+if TYPE_CHECKING:
+    from guardrail.verifiers.span_backend import HallucinatedSpan
 
 NAME_CONFIDENCE = 0.8
 """Confidence of a nonexistent-entity flag on a name (fuzzy lookup)."""
@@ -257,3 +261,45 @@ def prior_turn_flag(
         suggestion=f"{where} says: {turn_text}",
         claim_index=index,
     )
+
+
+def span_flags(
+    response: str,
+    spans: Sequence[HallucinatedSpan],
+    claims: Sequence[Claim],
+    existing: Sequence[HallucinationFlag],
+    model: str,
+) -> list[HallucinationFlag]:
+    """UNSUPPORTED_CLAIM for each span a span model (LettuceDetect) marks as hallucinated.
+
+    Args:
+        spans: the model's spans of ``response``; a flag's confidence is the span's highest
+            token p(hallucinated).
+        claims: the response's claims; a flag's ``claim_index`` is the claim it overlaps most
+            (``None`` when it overlaps none).
+        existing: flags already raised; a span one of them covers exactly is not flagged
+            twice (nor is a span given twice).
+        model: the span model's name, for the explanation.
+    """
+    taken = {(f.span.start, f.span.end) for f in existing}
+    flags = []
+    for span in spans:
+        start, end, confidence = span.start, span.end, span.confidence
+        if (start, end) in taken or start >= end:
+            continue
+        taken.add((start, end))
+        shared = [min(end, c.span.end) - max(start, c.span.start) for c in claims]
+        best = max(range(len(claims)), key=shared.__getitem__, default=None)
+        flags.append(
+            _flag(
+                HallucinationType.UNSUPPORTED_CLAIM,
+                Span(start=start, end=end),
+                response,
+                confidence,
+                f"span model {model} marks this text as not supported by the passages "
+                f"(p(hallucinated) {confidence:.2f})",
+                suggestion="remove this text or give evidence that supports it",
+                claim_index=best if best is not None and shared[best] > 0 else None,
+            )
+        )
+    return flags

@@ -225,6 +225,19 @@ class Resources:
             lambda: routed(load_verifier(models.verifier), models.verifier_languages),
         )
 
+    def scoring_verifier(self, claims: Sequence[Any]) -> Any:
+        """The verifier whose calibration set the claims' ``p_supported`` (``None`` when no
+        claim was scored: the verifier may not have loaded), for the ``remove_below`` that
+        follows it (:func:`~guardrail.decision.remove_below`)."""
+        from guardrail.errors import GuardrailError
+
+        if not any(c.p_supported is not None for c in claims):
+            return None
+        try:
+            return self.verifier()
+        except GuardrailError:
+            return None
+
     def score_cache(self) -> Any:
         """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when
         ``hallucination.speed.score_cache_size`` is 0); the same object the hallucination

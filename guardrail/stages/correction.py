@@ -8,9 +8,7 @@ Sets ``state.corrections``, ``state.corrected``, ``state.annotated`` and
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from guardrail.errors import GuardrailError
 from guardrail.report import Correction, CorrectionType, QUDRelevance
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
@@ -95,16 +93,6 @@ class CorrectionStage(Stage):
             out[k] = out[k].model_copy(update={"verified": ok, "claim_index": index})
         return out
 
-    def _scored_by(self, claims: list[Any]) -> Any:
-        """The verifier whose calibration set the claims' ``p_supported`` (``None`` when no
-        claim was scored: the verifier may not have loaded)."""
-        if not any(c.p_supported is not None for c in claims):
-            return None
-        try:
-            return self.resources.verifier()
-        except GuardrailError:
-            return None
-
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.correction import ResponseCorrector, count_by_type, load_speller
         from guardrail.decision import find_problems, mark_fixes, plan_delivery, remove_below
@@ -129,7 +117,7 @@ class CorrectionStage(Stage):
         # Pass 2: what the decision removes and annotates, given which problems are repaired.
         decision = self.config.decision
         cutoff = (
-            remove_below(self.config, self._scored_by(claims))
+            remove_below(self.config, self.resources.scoring_verifier(claims))
             if decision.granularity == "claim"
             else None
         )

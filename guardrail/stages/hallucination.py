@@ -248,6 +248,7 @@ class HallucinationStage(Stage):
             nlp=nlp,
             cache=self._cache(),
             no_evidence_reason=no_evidence,
+            question=data.query,
         )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         update = StageUpdate(claims=result.claims, verdict=result.verdict, language=language)

@@ -6,9 +6,14 @@ dropped for that call, each with a warning, and the others decide. When every me
 the call raises :class:`VerifierError`, so the claim stays unverified (fail-closed, as with a
 single verifier).
 
-Rule: the mean of the members' probabilities, label by label — ``entailment`` is the mean
-supported-probability; a 2-way member (contradiction 0) halves the contradiction of a 3-way
-one, so a contradiction reported by the NLI member still shows, weakened.
+Rule (in full in :mod:`guardrail.hallucination.calibration_registry`): each pair's
+prediction is a :class:`HybridPrediction`, the mean of the members' probabilities label by
+label — ``entailment`` is the mean supported-probability; a 2-way member (contradiction 0)
+halves the contradiction of a 3-way one, so a contradiction reported by the NLI member still
+shows, weakened — carrying each answering member's own prediction. When every member that
+answered has a claim calibration of its own, a claim's ``p_supported`` is the mean of the
+members' calibrated probabilities (each from that member's own predictions); else it comes from
+the mean prediction.
 
 Which members decided is recorded per call in :func:`verifier_usage` (a context variable:
 safe under threads and ``abatch``), and the hallucination stage names them in
@@ -26,12 +31,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from guardrail.errors import GuardrailError, ModelLoadError, VerifierError
 from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
@@ -94,8 +100,35 @@ def member_label(spec: Any) -> str:
     return str(spec)
 
 
+class HybridPrediction(NLIPrediction):
+    """The members' mean prediction of one pair, with each answering member's own, by name
+    (``members`` is left out of dumps: the report shows the combination)."""
+
+    members: dict[str, NLIPrediction] = Field(default_factory=dict, exclude=True)
+
+
+def answered_members(predictions: Iterable[NLIPrediction]) -> list[str]:
+    """The members whose own prediction every one of ``predictions`` carries (in member
+    order); none when one of them is not a hybrid's."""
+    names: list[str] | None = None
+    for p in predictions:
+        if not isinstance(p, HybridPrediction):
+            return []
+        names = [n for n in (p.members if names is None else names) if n in p.members]
+    return names or []
+
+
+def hybrid_of(verifier: Any) -> HybridVerifier | None:
+    """The hybrid behind ``verifier``: itself or a router's default (else ``None``)."""
+    from guardrail.verifiers.routing import RoutedVerifier
+
+    if isinstance(verifier, RoutedVerifier):
+        verifier = verifier.default
+    return verifier if isinstance(verifier, HybridVerifier) else None
+
+
 class HybridVerifier(Verifier):
-    """Several verifiers combined by the mean rule, with fallback (see the module docstring).
+    """Several verifiers combined (see the module docstring), with fallback.
 
     Args:
         members: verifier specs (anything :func:`load_verifier` takes) or verifiers.
@@ -138,6 +171,7 @@ class HybridVerifier(Verifier):
         if not pairs:
             return []
         rows: list[np.ndarray] = []
+        answers: list[list[NLIPrediction]] = []
         decided: list[str] = []
         dropped = dict(self.load_failures)
         for member in self.members:
@@ -152,9 +186,17 @@ class HybridVerifier(Verifier):
                 dropped[member.name] = f"failed: {type(exc).__name__}"
                 continue
             rows.append(np.array([[p.entailment, p.neutral, p.contradiction] for p in preds]))
+            answers.append(preds)
             decided.append(member.name)
         _record(decided, dropped)
         if not rows:
             reasons = "; ".join(f"{k}: {v}" for k, v in dropped.items())
             raise VerifierError(f"every member of {self.name} failed ({reasons})")
-        return to_predictions(np.mean(np.stack(rows), axis=0))
+        means = to_predictions(np.mean(np.stack(rows), axis=0))
+        return [
+            HybridPrediction(
+                **mean.model_dump(),
+                members={n: a[i] for n, a in zip(decided, answers, strict=True)},
+            )
+            for i, mean in enumerate(means)
+        ]

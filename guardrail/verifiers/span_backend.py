@@ -117,11 +117,30 @@ class SpanPresetVerifier(PresetVerifier):
         self, passages: Sequence[str], answer: str, question: str | None = None
     ) -> list[HallucinatedSpan]:
         """The hallucinated spans of ``answer`` against ``passages`` (runs of tokens whose
-        argmax is "hallucinated", as LettuceDetect's ``_predict_single``)."""
-        probs, offsets = self.token_probabilities(
-            formats.lettuce_prompt(list(passages), question), answer
-        )
+        argmax is "hallucinated", as LettuceDetect's ``_predict_single``). Raises
+        ``VerifierError`` on failure."""
+        try:
+            probs, offsets = self.token_probabilities(
+                formats.lettuce_prompt(list(passages), question), answer
+            )
+        except Exception as exc:
+            raise VerifierError(f"verifier preset {self.name} failed on spans: {exc}") from exc
         return spans_from_tokens(probs, offsets, answer)
+
+
+def span_verifiers(verifier: Any) -> list[SpanPresetVerifier]:
+    """The span models behind ``verifier``: itself, a hybrid's loaded members, a router's
+    default."""
+    from guardrail.verifiers.hybrid import HybridVerifier
+    from guardrail.verifiers.routing import RoutedVerifier
+
+    if isinstance(verifier, SpanPresetVerifier):
+        return [verifier]
+    if isinstance(verifier, HybridVerifier):
+        return [s for m in verifier.members for s in span_verifiers(m)]
+    if isinstance(verifier, RoutedVerifier):
+        return span_verifiers(verifier.default)
+    return []
 
 
 def spans_from_tokens(

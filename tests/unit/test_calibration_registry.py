@@ -107,3 +107,13 @@ def test_the_v4_checkpoint_has_its_own_shipped_calibration() -> None:
     assert choice.calibrator is not None
     assert choice.calibrator.meta["verifier_id"] == "guardrail-nli-v4"
     assert "DEV parts" in choice.calibrator.meta["fitted_on"]
+
+
+def test_a_configured_directory_of_calibrations_serves_a_whole_check(tmp_path: Path) -> None:
+    _write(tmp_path / "b.json", "other-model", threshold=0.55)
+    config = GuardrailConfig(hallucination={"calibration": str(tmp_path)})
+    report = Guardrail(config, verifier=_verifier()).invoke(
+        {"response": f"{SUPPORTED} {INVENTED}", "passages": [EVIDENCE]}
+    )
+    assert "calibration b.json" in (report.verdict.method or "")
+    assert report.recommendation is not None

@@ -127,3 +127,70 @@ def test_readme_and_docs_show_the_presets_table_of_the_registry() -> None:
     table = render_markdown(rows())
     for page in (root / "README.md", root / "docs" / "how-to" / "verifier.md"):
         assert table in page.read_text(encoding="utf-8"), f"{page.name}: regenerate the table"
+
+
+EVIDENCE = "The museum opened in 1998 in Lyon. It holds 4,000 paintings."
+CLAIM = "The museum holds 9,000 sculptures."
+
+
+def _calibration(folder: Path, verifier_id: str, weight: float, threshold: float) -> None:
+    from guardrail.hallucination.calibration import ClaimCalibrator
+
+    cal = ClaimCalibrator(
+        {"logit_entail": weight}, 0.0, threshold, {"verifier_id": verifier_id}, remove_below=0.2
+    )
+    (folder / f"{verifier_id}.json").write_text(json.dumps(cal.to_json()), encoding="utf-8")
+
+
+def _hybrid_claim(members: list[Verifier], folder: Path) -> tuple[float, str]:
+    from guardrail import Guardrail
+    from guardrail.config import GuardrailConfig
+
+    config = GuardrailConfig(hallucination={"calibration": str(folder)})
+    report = Guardrail(config, verifier=HybridVerifier(members)).invoke(
+        {"response": CLAIM, "passages": [EVIDENCE]}
+    )
+    [claim] = report.claims
+    assert claim.p_supported is not None
+    return claim.p_supported, report.verdict.method or ""
+
+
+def test_members_with_calibrations_combine_their_calibrated_probabilities(
+    tmp_path: Path,
+) -> None:
+    _calibration(tmp_path, "a", 1.0, 0.5)  # p = its entailment
+    _calibration(tmp_path, "b", 2.0, 0.6)  # p = 0.4² / (0.4² + 0.6²) for entailment 0.4
+    members: list[Verifier] = [Fixed("a", 0.8, 0.1, 0.1), Fixed("b", 0.4, 0.5, 0.1)]
+    p, method = _hybrid_claim(members, tmp_path)
+    assert p == pytest.approx((0.8 + 0.16 / 0.52) / 2, abs=1e-4)
+    assert "calibrated combination (mean p_supported of a: calibration a.json, " in method
+    assert "b: calibration b.json)" in method and "decided by a, b" in method
+
+
+def test_a_member_without_calibration_means_the_mean_rule(tmp_path: Path) -> None:
+    _calibration(tmp_path, "a", 1.0, 0.5)
+    members: list[Verifier] = [Fixed("a", 0.8, 0.1, 0.1), Fixed("b", 0.4, 0.5, 0.1)]
+    p, method = _hybrid_claim(members, tmp_path)
+    assert p == pytest.approx(0.6, abs=1e-4)  # the mean supported-probability, uncalibrated
+    assert "mean of supported-probabilities; uncalibrated (threshold 0.5)" in method
+    assert "calibrated combination" not in method
+
+
+def test_a_failing_member_is_dropped_from_the_combination(tmp_path: Path) -> None:
+    _calibration(tmp_path, "a", 1.0, 0.5)
+    members: list[Verifier] = [Fixed("a", 0.8, 0.1, 0.1), Fixed("b", 0.4, 0.5, 0.1, fail=True)]
+    p, method = _hybrid_claim(members, tmp_path)  # b has no calibration, but b did not answer
+    assert p == pytest.approx(0.8, abs=1e-4)
+    assert "calibrated combination (mean p_supported of a: calibration a.json)" in method
+    assert "b dropped (failed: VerifierError)" in method
+
+
+def test_hybrid_predictions_carry_each_answering_member() -> None:
+    from guardrail.verifiers.hybrid import HybridPrediction, answered_members
+
+    v = HybridVerifier([Fixed("a", 0.9, 0.1, 0.0), Fixed("b", 0.5, 0.2, 0.3, fail=True)])
+    preds = v.predict(PAIRS)
+    assert all(isinstance(p, HybridPrediction) for p in preds)
+    assert answered_members(preds) == ["a"] and preds[0].members["a"].entailment == 0.9
+    assert "members" not in preds[0].model_dump()
+    assert answered_members([*preds, NLIPrediction(entailment=1, neutral=0, contradiction=0)]) == []
