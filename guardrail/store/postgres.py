@@ -34,6 +34,7 @@ from guardrail.store.sqlite import (
     StoreError,
     build_stored,
     insert_values,
+    next_key,
     resolve_key,
 )
 
@@ -143,19 +144,7 @@ class PostgresReportStore(ReportStore):
             with self._connect() as conn:
                 # Writers of one session take turns; other sessions are not held up.
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session,))
-                if turn is None:
-                    row = conn.execute(
-                        "SELECT COALESCE(MAX(turn_id) + 1, 0) FROM reports WHERE session_id=%s",
-                        (session,),
-                    ).fetchone()
-                    turn = int(row[0])
-                attempt = int(
-                    conn.execute(
-                        "SELECT COALESCE(MAX(attempt), 0) + 1 FROM reports "
-                        "WHERE session_id=%s AND turn_id=%s",
-                        (session, turn),
-                    ).fetchone()[0]
-                )
+                turn, attempt = next_key(conn, session, turn, "%s")
                 stored = build_stored(inp, report, session, turn, attempt, created)
                 self._insert(conn, stored, created)
         except self._pg.Error as exc:

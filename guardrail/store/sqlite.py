@@ -195,19 +195,7 @@ class ReportStore:
             with self._connect() as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    if turn is None:
-                        row = conn.execute(
-                            "SELECT COALESCE(MAX(turn_id) + 1, 0) FROM reports WHERE session_id=?",
-                            (session,),
-                        ).fetchone()
-                        turn = int(row[0])
-                    attempt = int(
-                        conn.execute(
-                            "SELECT COALESCE(MAX(attempt), 0) + 1 FROM reports "
-                            "WHERE session_id=? AND turn_id=?",
-                            (session, turn),
-                        ).fetchone()[0]
-                    )
+                    turn, attempt = next_key(conn, session, turn, "?")
                     stored = build_stored(inp, report, session, turn, attempt, created)
                     self._insert(conn, stored, created)
                     conn.execute("COMMIT")
@@ -350,6 +338,24 @@ def resolve_key(
     if turn is not None and turn < 0:
         raise InputError(f"turn_id must be >= 0, not {turn}")
     return inp, session, turn
+
+
+def next_key(conn: Any, session: str, turn: int | None, mark: str) -> tuple[int, int]:
+    """The turn of a new report (``turn``, else the session's next free one) and its attempt
+    number, read inside the caller's transaction; ``mark`` is the driver's placeholder
+    (``?`` for sqlite3, ``%s`` for psycopg)."""
+    if turn is None:
+        row = conn.execute(
+            f"SELECT COALESCE(MAX(turn_id) + 1, 0) FROM reports WHERE session_id={mark}",
+            (session,),
+        ).fetchone()
+        turn = int(row[0])
+    row = conn.execute(
+        "SELECT COALESCE(MAX(attempt), 0) + 1 FROM reports "
+        f"WHERE session_id={mark} AND turn_id={mark}",
+        (session, turn),
+    ).fetchone()
+    return turn, int(row[0])
 
 
 def build_stored(
