@@ -170,15 +170,12 @@ class EvidenceSelectionConfig(StrictModel):
     enabled: bool = False
     """Score each claim against its selected sentences as well as its windows (false: windows
     only, with ``speed.sentence_first``'s short premise). Off by default: with the bundled
-    verifier and its calibration refitted each way on the dev parts of the five sets of
-    ``benchmarks/decisions.py``, claim balanced accuracy was 72.7 with the windows only and 72.4
-    with selection (5-fold cross-validation by answer). Turn it on for a verifier that reads
-    short premises well, and refit the calibration (``benchmarks/fit_calibration.py``): the
-    shipped one was fitted without it."""
+    verifier it did not raise claim balanced accuracy on dev (docs: Claims, "Evidence
+    pointers"). The shipped calibration was fitted without it; refit it when turning it on
+    (``benchmarks/fit_calibration.py``)."""
     sentences: int = Field(default=1, ge=1, le=16)
-    """How many of the best-matching sentences form the premise (in document order). The small
-    bundled verifier reads one sentence best: two or more in one premise distract it
-    (``benchmarks/evidence_selection.py``)."""
+    """How many of the best-matching sentences form the premise (in document order); compare
+    values with ``benchmarks/evidence_selection.py``."""
     token_budget: int | None = Field(default=None, ge=8)
     """Most premise tokens (``None`` = the window size); the best sentence always goes in."""
     titles: bool = True
