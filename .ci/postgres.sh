@@ -4,6 +4,7 @@
 # listening on 127.0.0.1 only. Usage:  export GUARDRAIL_TEST_POSTGRES_URL="$(bash .ci/postgres.sh)"
 # Prints nothing (and exits 0) when no server can start: the PostgreSQL tests then skip.
 set -uo pipefail
+cd / # the server runs as another user, who may not enter the caller's folder
 BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 if [ -z "$BIN" ] || [ ! -x "$BIN/initdb" ]; then
   echo ".ci/postgres.sh: no PostgreSQL server binaries (apt-get install postgresql)" >&2
