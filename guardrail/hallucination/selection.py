@@ -12,8 +12,11 @@ Every evidence text is split into sentences once per check (:func:`split_evidenc
 :class:`SentencePool` ranks them for each claim — BM25 over content-word stems, a claim's names
 and numbers counting double (:class:`~guardrail.hallucination.pruning.LexicalIndex`) — and
 :meth:`SentencePool.premise` joins the top ``k`` in document order, within a token budget,
-behind the passage's title when it has one (``metadata["title"]``). The premise is scored beside
-the claim's windows (first, so a claim it settles costs one pair) and takes part in the max over
+behind the passage's title when it has one (``metadata["title"]``). With
+``hallucination.selection.enabled`` (off by default: in the whole pipeline, after refitting the
+calibration, it did not raise claim balanced accuracy on dev with the bundled verifier, whose
+first premise is already a short one, ``speed.sentence_first``) the premise is scored beside the
+claim's windows (first, so a claim it settles costs one pair) and takes part in the max over
 premises like any window.
 
 Example::
