@@ -81,14 +81,15 @@ def _load_onnx_embedder(path: str) -> Any:
     return OnnxEmbedder.from_sentence_transformer(path)
 
 
-def load_embedder(name: str = OFFLINE_EMBEDDING, backend: str = "torch") -> Any:
+def load_embedder(name: str = OFFLINE_EMBEDDING, backend: str = "onnx") -> Any:
     """Return the embedding model ``name``, loaded once per process.
 
     Args:
         name: ``offline:all-MiniLM-L6-v2`` (packaged), a Hugging Face id or a local folder.
-        backend: ``torch`` — the ``SentenceTransformer``; ``onnx`` — the same model exported
-            once to ONNX (:mod:`guardrail.embedding_onnx`: same vectors, about 2.5× faster on a
-            small CPU) for a local folder of a supported layout, else the torch model.
+        backend: ``onnx`` (the default, as in ``models.embedding_backend``) — the model
+            exported once to ONNX (:mod:`guardrail.embedding_onnx`: the same vectors to 1e-4,
+            about 2.5× faster on a small CPU) for a local folder of a supported layout, else
+            the torch model; ``torch`` — the ``SentenceTransformer``.
     """
     if backend not in ("torch", "onnx"):
         raise ValueError(f"embedding backend must be 'torch' or 'onnx', not {backend!r}")

@@ -175,6 +175,7 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
             config.weights,
             config.penalty_cap,
             config.scoring,
+            config.coherence.weights,
         )
         return {"state": state, "breakdown": breakdown, "confidence": final_confidence(breakdown)}
 

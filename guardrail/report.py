@@ -433,7 +433,10 @@ class StageRecord(BaseModel):
 
 
 class ConfidenceBreakdown(BaseModel):
-    """The parts of the confidence score (seed 004)."""
+    """The parts of the confidence score (seed 004), each finding counted once: a value the
+    knowledge base records differently counts in ``factual`` only, so ``coherence``, ``entity``
+    and ``hallucination`` can be higher here than in the coherence result and the flags, which
+    still show the finding (:mod:`guardrail.scoring`)."""
 
     coherence: float | None = None
     factual: float | None = None

@@ -204,12 +204,19 @@ def render_http() -> str:
             lines += [plain_roles(op["description"]), ""]
         params = op.get("parameters", [])
         if params:
-            lines += ["| parameter | in | type | required | default / limits |", "|---|---|---|---|---|"]
+            lines += [
+                "| parameter | in | type | required | default / limits |",
+                "|---|---|---|---|---|",
+            ]
             for p in params:
                 s = p.get("schema", {})
                 extra = ", ".join(
-                    x for x in (f"default {code(json.dumps(s['default']))}" if "default" in s
-                                else "", limits(s)) if x
+                    x
+                    for x in (
+                        f"default {code(json.dumps(s['default']))}" if "default" in s else "",
+                        limits(s),
+                    )
+                    if x
                 )
                 lines.append(
                     f"| `{p['name']}` | {p['in']} | {schema_type(s)} | "
@@ -219,7 +226,10 @@ def render_http() -> str:
         body = op.get("requestBody")
         if body:
             for media, content in body.get("content", {}).items():
-                lines += [f"Request body ({code(media)}): {schema_type(content.get('schema', {}))}.", ""]
+                lines += [
+                    f"Request body ({code(media)}): {schema_type(content.get('schema', {}))}.",
+                    "",
+                ]
         lines += ["| status | meaning | body |", "|---|---|---|"]
         for status, resp in op.get("responses", {}).items():
             content = resp.get("content", {})
@@ -327,7 +337,9 @@ def config_rows(
         a, b = getattr(offline, name), getattr(online, name) if online is not None else None
         if is_section(field.annotation):
             subsections.append((key, field.annotation, a, b))
-            rows.append(f"| `{key}` | section | see [`{key}`](#{anchor(key)}) | | {docline(docs.get(name))} |")
+            rows.append(
+                f"| `{key}` | section | see [`{key}`](#{anchor(key)}) | | {docline(docs.get(name))} |"
+            )
             continue
         other = code(as_json(b)) if online is not None and as_json(a) != as_json(b) else ""
         rows.append(
@@ -350,20 +362,42 @@ def render_config() -> str:
     for key, model, rows in config_rows(GuardrailConfig, offline, online):
         title = f"`{key}`" if key else "Top level"
         ref = f" {{#{anchor(key)}}}" if key else ""
-        lines += [f"### {title}{ref}", "", f"`{model.__module__}.{model.__name__}`: "
-                  + docline(model.__doc__), "", *header, *rows, ""]
+        lines += [
+            f"### {title}{ref}",
+            "",
+            f"`{model.__module__}.{model.__name__}`: " + docline(model.__doc__),
+            "",
+            *header,
+            *rows,
+            "",
+        ]
     service = ServiceSettings()
     for key, model, rows in config_rows(ServiceSettings, service, None, "service."):
-        lines += [f"### `{key}` {{#{anchor(key)}}}", "", "Read by `guardrail serve --config FILE` "
-                  f"only (`{model.__module__}.{model.__name__}`): " + docline(model.__doc__)
-                  + " The bearer token comes from `$GUARDRAIL_API_TOKEN`, never from the file.",
-                  "", *header, *rows, ""]
+        lines += [
+            f"### `{key}` {{#{anchor(key)}}}",
+            "",
+            "Read by `guardrail serve --config FILE` "
+            f"only (`{model.__module__}.{model.__name__}`): "
+            + docline(model.__doc__)
+            + " The bearer token comes from `$GUARDRAIL_API_TOKEN`, never from the file.",
+            "",
+            *header,
+            *rows,
+            "",
+        ]
     from chains.stream_checks import StreamingConfig
 
     for key, model, rows in config_rows(StreamingConfig, StreamingConfig(), None, "streaming."):
-        lines += [f"### `{key}` {{#{anchor(key)}}}", "", "Read by chains' guarded streams "
-                  f"(`{model.__module__}.{model.__name__}`): " + docline(model.__doc__),
-                  "", *header, *rows, ""]
+        lines += [
+            f"### `{key}` {{#{anchor(key)}}}",
+            "",
+            "Read by chains' guarded streams "
+            f"(`{model.__module__}.{model.__name__}`): " + docline(model.__doc__),
+            "",
+            *header,
+            *rows,
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -382,8 +416,11 @@ def sample_report() -> tuple[dict[str, Any], dict[str, Any]]:
         corrected="John's email is y.",
         annotated="John's email is y.",
         coherence=r.CoherenceResult(
-            issues=[r.CoherenceIssue(type="entity_mismatch", description="…", severity=0.5,
-                                     span=span, suggestion="…")]
+            issues=[
+                r.CoherenceIssue(
+                    type="entity_mismatch", description="…", severity=0.5, span=span, suggestion="…"
+                )
+            ]
         ),
         factual_validation=r.FactualValidationResult(
             claim_validations=[
@@ -391,8 +428,13 @@ def sample_report() -> tuple[dict[str, Any], dict[str, Any]]:
             ]
         ),
         hallucination_flags=[
-            r.HallucinationFlag(type=r.HallucinationType.WRONG_ATTRIBUTE, span=span, content="x",
-                                confidence=0.9, severity=0.8)
+            r.HallucinationFlag(
+                type=r.HallucinationType.WRONG_ATTRIBUTE,
+                span=span,
+                content="x",
+                confidence=0.9,
+                severity=0.8,
+            )
         ],
         corrections=[
             r.Correction(type=r.CorrectionType.FACTUAL, span=span, original="x", replacement="y")
@@ -528,7 +570,8 @@ def render_verifier() -> str:
         row = [str((acc.get(s) or {}).get("balanced_accuracy_fixed", "")) for s in VERIFIER_SETS]
         lines.append(
             f"| `{path.name}` | {cell(portable(str(d.get('model', '')))[:60])} | {d.get('limit', '')} "
-            f"| {(acc.get('snli_test') or {}).get('accuracy_3way', '')} | " + " | ".join(row)
+            f"| {(acc.get('snli_test') or {}).get('accuracy_3way', '')} | "
+            + " | ".join(row)
             + f" | {d.get('ship_score', '')} |"
         )
     return "\n".join(lines)

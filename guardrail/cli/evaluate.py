@@ -85,6 +85,7 @@ def _evaluate(
     ``subdir`` (``tune`` / ``calibrate``) keeps those commands' runs apart from ``eval``'s
     results (which ``analyze`` reads); the score cache is shared.
     """
+    from guardrail.config import GuardrailConfig
     from guardrail.evaluation.cache import CachingVerifier
     from guardrail.evaluation.conditions import get_condition
     from guardrail.evaluation.datasets import load_dataset
@@ -100,8 +101,8 @@ def _evaluate(
     fingerprint = verifier_fingerprint(inner, args.verifier)
     verifier = CachingVerifier(inner, args.cache or root / "cache.sqlite", fingerprint)
     base = _base_config(args)
-    embedder = load_embedder((base or {}).get("models", {}).get("embedding") or
-                             "offline:all-MiniLM-L6-v2")  # fmt: skip
+    models = GuardrailConfig.model_validate(base or {}).models
+    embedder = load_embedder(models.embedding, models.embedding_backend)
     start = time.perf_counter()
     summary = evaluate(
         args.dataset,

@@ -123,6 +123,62 @@ def test_confidence_weights_and_missing_components() -> None:
     assert b3.raw == 0.0 and final_confidence(b3) == 0.0
 
 
+def _wrong_value(span: Span, source: str = "knowledge base") -> CoherenceResult:
+    """Coherence that found the value at ``span`` differs from the ``source``'s record."""
+    check = {"entity": "John", "attribute": "department", "value": "Marketing",
+             "known": "Sales", "source": source, "consistent": False,
+             "span": [span.start, span.end]}  # fmt: skip
+    good = {**check, "attribute": "email", "consistent": True, "span": [0, 4]}
+    issue = CoherenceIssue(type="entity_mismatch", description="d", severity=0.9, span=span)
+    return CoherenceResult(
+        score=0.7,
+        qud_relevance=QUDRelevance(score=1.0),
+        topic_consistency=DimensionScore(score=1.0),
+        entity_consistency=DimensionScore(score=0.5, details={"checked": [check, good]}),
+        discourse_coherence=DimensionScore(score=0.5),
+        reference_consistency=DimensionScore(score=1.0),
+        issues=[issue],
+    )
+
+
+def test_one_wrong_value_is_counted_once_by_fact_validation() -> None:
+    value = Span(start=43, end=52)
+    validation = contradiction("John", "department", "Marketing", "Sales", 0.99)
+    validation.claim.object_span = value
+    fact = FactualValidationResult(score=0.0, claim_validations=[validation])
+    restated = HallucinationFlag(type=HallucinationType.WRONG_ATTRIBUTE, span=value,
+                                 content="Marketing", confidence=1.0, severity=0.8)  # fmt: skip
+    b = confidence_score(_wrong_value(value), fact, [restated], ConfidenceWeights())
+    # the flag restating the contradiction and coherence's mismatch on the value drop out
+    assert b.hallucination == 1.0
+    assert b.entity == 1.0
+    # coherence's weighted score recomputed with the entity dimension at 1.0
+    assert b.coherence == pytest.approx(0.30 + 0.20 + 0.20 + 0.15 * 0.5 + 0.15)
+    assert b.factual == 0.0
+    assert b.penalty == pytest.approx(0.15)  # the KB contradiction's penalty alone
+    # without fact validation the same findings count where they were found
+    alone = confidence_score(_wrong_value(value), None, [restated], ConfidenceWeights())
+    assert alone.hallucination == pytest.approx(0.2)  # 1 − severity 0.8 × confidence 1.0
+    assert alone.entity == 0.5 and alone.coherence == 0.7
+    assert alone.penalty == pytest.approx(0.2)
+
+
+def test_findings_on_other_values_or_sources_still_count() -> None:
+    value, elsewhere = Span(start=43, end=52), Span(start=60, end=65)
+    validation = contradiction("John", "department", "Marketing", "Sales", 0.99)
+    validation.claim.object_span = value
+    fact = FactualValidationResult(score=0.0, claim_validations=[validation])
+    other = HallucinationFlag(type=HallucinationType.WRONG_ATTRIBUTE, span=elsewhere,
+                              content="Paris", confidence=1.0, severity=0.8)  # fmt: skip
+    b = confidence_score(_wrong_value(elsewhere), fact, [other], ConfidenceWeights())
+    assert b.hallucination == pytest.approx(0.2) and b.entity == 0.5
+    # a mismatch with the dialogue's registry is coherence's own finding
+    registry = confidence_score(
+        _wrong_value(value, source="registry"), fact, [], ConfidenceWeights()
+    )
+    assert registry.entity == 0.5 and registry.coherence == 0.7
+
+
 def test_final_confidence_subtracts_penalty_and_clamps() -> None:
     fact = FactualValidationResult(
         score=0.2, claim_validations=[contradiction("J", "e", "a", "b", 0.99) for _ in range(4)]
