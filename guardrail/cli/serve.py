@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from guardrail.cli.store import DEFAULT_STORE, default_store
@@ -31,18 +32,33 @@ def register(sub: Any) -> None:
     p.add_argument("--no-store", action="store_true", help="keep no reports")
     p.add_argument(
         "--max-inflight",
-        type=int,
+        type=_whole_number(1),
         help="checks running at once (default: the config's service.max_concurrent_checks, 2)",
     )
     p.add_argument(
         "--max-queue",
-        type=int,
+        type=_whole_number(0),
         help="check requests waiting for a worker; past it a 503 with Retry-After "
         "(default: service.max_queue, 32)",
     )
     p.add_argument("--kb", help="knowledge base for checks that bring none (JSON/CSV/YAML/SQLite)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=run)
+
+
+def _whole_number(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number ``≥ least``, else the flag's own one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be a whole number ≥ {least}, not {text!r}")
+        return value
+
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:

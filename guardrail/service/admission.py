@@ -71,18 +71,35 @@ class AdmissionMiddleware:
     """Refuse a check request with 503 and ``Retry-After`` when :class:`Admission` is full."""
 
     def __init__(
-        self, app: ASGIApp, admission: Admission, metrics: Metrics, retry_after_s: int = 1
+        self,
+        app: ASGIApp,
+        admission: Admission,
+        metrics: Metrics,
+        retry_after_s: int = 1,
+        max_body_bytes: int | None = None,
     ) -> None:
         self.app = app
         self.admission = admission
         self.metrics = metrics
         self.retry_after = str(retry_after_s).encode()
+        self.max_body_bytes = max_body_bytes
+
+    def _declared_too_large(self, scope: Scope) -> bool:
+        """Whether the request says it is over ``max_body_bytes``: the body limit answers it
+        413 from the header alone, saturated or not, without taking a place."""
+        if self.max_body_bytes is None:
+            return False
+        return any(
+            name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes
+            for name, value in scope.get("headers") or []
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] != "http"
             or scope.get("method") != "POST"
             or scope.get("path") not in CHECK_PATHS
+            or self._declared_too_large(scope)
         ):
             await self.app(scope, receive, send)
             return

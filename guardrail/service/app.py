@@ -454,6 +454,7 @@ def create_app(
         admission=state.admission,
         metrics=state.metrics,
         retry_after_s=state.settings.retry_after_s,
+        max_body_bytes=state.settings.max_body_bytes,
     )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     return app

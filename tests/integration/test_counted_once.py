@@ -37,9 +37,7 @@ def test_a_kb_contradiction_is_shown_everywhere_and_counted_once() -> None:
     report = Guardrail().invoke(INPUT)
     fact = report.factual_validation
     assert fact is not None and report.coherence is not None
-    contradicted = [
-        v for v in fact.claim_validations if v.status is ValidationStatus.CONTRADICTED
-    ]
+    contradicted = [v for v in fact.claim_validations if v.status is ValidationStatus.CONTRADICTED]
     assert contradicted and contradicted[0].kb_value == "Sales"
     # every component still reports what it found
     restated = [f for f in report.hallucination_flags

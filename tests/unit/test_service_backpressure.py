@@ -87,6 +87,13 @@ def test_past_inflight_and_queue_a_503_with_retry_after(
             assert r.headers["retry-after"] == "3"
             assert r.json()["detail"][0]["type"] == "saturated"
         assert guard.started == inflight  # nothing refused reached a worker
+        # a body that says it is too large is a 413 saturated or not, and takes no place
+        big = "x" * (settings.max_body_bytes + 1)
+        oversized = client.post(
+            "/v1/check", content=big, headers={"content-type": "application/json"}
+        )
+        assert oversized.status_code == 413, oversized.text
+        assert client.get("/readyz").json()["checks_held"] == inflight + queue
         assert client.get("/healthz").status_code == 200  # other routes still answer
         metrics = client.get("/metrics").text
         assert 'guardrail_checks_refused_total{reason="saturated"} 6' in metrics
@@ -110,3 +117,25 @@ def test_the_cli_flags_set_the_limits() -> None:
     assert (args.max_inflight, args.max_queue) == (3, 0)
     settings = ServiceSettings().with_values(max_concurrent_checks=3, max_queue=0)
     assert (settings.max_concurrent_checks, settings.max_queue) == (3, 0)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "least"),
+    [
+        ("--max-inflight", "-1", 1),
+        ("--max-inflight", "0", 1),
+        ("--max-queue", "-1", 0),
+        ("--max-queue", "many", 0),
+    ],
+)
+def test_a_bad_limit_is_one_line_naming_the_flag(
+    flag: str, value: str, least: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from guardrail.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", flag, value])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith(f"argument {flag}: must be a whole number ≥ {least}, not {value!r}")
+    assert "max_concurrent_checks" not in error
