@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Never
 
 from langchain_core.messages import (
     AIMessage,
@@ -48,7 +48,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from chains.results import OnFail
 from chains.stream_checks import StreamingConfig
-from chains.streaming import SentenceGuard, StreamsThroughGuard
+from chains.streaming import Call, Driven, Logic, SentenceGuard, StreamsThroughGuard
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
@@ -121,19 +121,19 @@ class GuardrailHook:
         )
         return {"messages": [checked]}
 
-    def __call__(self, state: Any) -> dict[str, Any] | None:
+    def _steps(self, state: Any) -> Logic[Never, dict[str, Any] | None]:
         messages = list(state["messages"])
         data = self.guard_input(messages)
         if data is None:
             return None
-        return self.update(messages[-1], self.guardrail.invoke(data))
+        report = yield Call(self.guardrail.invoke, self.guardrail.ainvoke, (data,))
+        return self.update(messages[-1], report)
+
+    def __call__(self, state: Any) -> dict[str, Any] | None:
+        return Driven(self._steps(state)).run()
 
     async def acall(self, state: Any) -> dict[str, Any] | None:
-        messages = list(state["messages"])
-        data = self.guard_input(messages)
-        if data is None:
-            return None
-        return self.update(messages[-1], await self.guardrail.ainvoke(data))
+        return await Driven(self._steps(state)).arun()
 
 
 @functools.cache

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Never
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.output_parsers import StrOutputParser
@@ -53,7 +53,7 @@ from chains.generation import (
 from chains.results import Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
 from chains.stream_checks import StreamingConfig
-from chains.streaming import SentenceGuard, StreamsThroughGuard
+from chains.streaming import Call, Driven, Logic, SentenceGuard, StreamsThroughGuard
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
@@ -168,29 +168,23 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
             out["knowledge_base"] = self.knowledge_base
         return {**out, **data.get("extra", {})}
 
-    def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
-        answer = self.generate.invoke(self._prompt_vars(data), config).strip()
+    def _attempt_steps(self, data: dict[str, Any], config: RunnableConfig) -> Logic[Never, Attempt]:
+        answer = (yield Call.invoke(self.generate, self._prompt_vars(data), config)).strip()
         if not answer:
             return Attempt(
                 number=data["number"], guidance=data.get("guidance"), answer="",
                 error="the model returned an empty answer",
             )  # fmt: skip
-        report = self.guardrail.invoke(self._guard_input(data, answer), config)
+        report = yield Call.invoke(self.guardrail, self._guard_input(data, answer), config)
         return Attempt(
             number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
         )
 
+    def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
+        return Driven(self._attempt_steps(data, config)).run()
+
     async def _aattempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
-        answer = (await self.generate.ainvoke(self._prompt_vars(data), config)).strip()
-        if not answer:
-            return Attempt(
-                number=data["number"], guidance=data.get("guidance"), answer="",
-                error="the model returned an empty answer",
-            )  # fmt: skip
-        report = await self.guardrail.ainvoke(self._guard_input(data, answer), config)
-        return Attempt(
-            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
-        )
+        return await Driven(self._attempt_steps(data, config)).arun()
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -241,8 +235,8 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
             update={"attempts": attempts, "passages": passages, "model": self.model_name}
         )
 
-    def _loop(self, question: str, passages: list[Passage], extra: dict[str, Any],
-              child: RunnableConfig, attempts: list[Attempt]) -> GuardedAnswer:  # fmt: skip
+    def _loop_steps(self, question: str, passages: list[Passage], extra: dict[str, Any],
+                    child: RunnableConfig, attempts: list[Attempt]) -> Logic[Never, GuardedAnswer]:  # fmt: skip
         """Run attempts after those in ``attempts`` until one ends the loop."""
         result, guidance = (None, None) if not attempts else self._next(question, attempts[-1])
         previous = attempts[-1].answer if attempts else None
@@ -251,7 +245,9 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
                 break
             data = {"question": question, "passages": passages, "number": number,
                     "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
-            attempt = self.attempt.invoke(data, self._step_config(child, number))
+            attempt: Attempt = yield Call.invoke(
+                self.attempt, data, self._step_config(child, number)
+            )
             attempts.append(attempt)
             logger.info("attempt %d: %s", number, attempt.action.value)
             result, guidance = self._next(question, attempt)
@@ -259,46 +255,22 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         assert result is not None  # the last attempt always ends the loop
         return self._finish(result, attempts, passages)
 
-    async def _aloop(self, question: str, passages: list[Passage], extra: dict[str, Any],
-                     child: RunnableConfig, attempts: list[Attempt]) -> GuardedAnswer:  # fmt: skip
-        """Async :meth:`_loop`."""
-        result, guidance = (None, None) if not attempts else self._next(question, attempts[-1])
-        previous = attempts[-1].answer if attempts else None
-        for number in range(len(attempts) + 1, self.max_attempts + 1):
-            if result is not None:
-                break
-            data = {"question": question, "passages": passages, "number": number,
-                    "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
-            attempt = await self.attempt.ainvoke(data, self._step_config(child, number))
-            attempts.append(attempt)
-            result, guidance = self._next(question, attempt)
-            previous = attempt.answer
-        assert result is not None
-        return self._finish(result, attempts, passages)
-
-    def _retrieve(self, value: Any, child: RunnableConfig) -> Retrieved:
+    def _retrieve_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Retrieved]:
         """The question, the extra inputs and the passages (given, else retrieved)."""
         question, extra = _question_of(value)
         if "passages" in extra:
             return question, extra, self._passages(extra.pop("passages"))
-        return question, extra, self._passages(self.retriever.invoke(question, child))
+        return question, extra, self._passages((yield Call.invoke(self.retriever, question, child)))
+
+    def _retrieve(self, value: Any, child: RunnableConfig) -> Retrieved:
+        return Driven(self._retrieve_steps(value, child)).run()
 
     async def _aretrieve(self, value: Any, child: RunnableConfig) -> Retrieved:
-        """Async :meth:`_retrieve`."""
-        question, extra = _question_of(value)
-        if "passages" in extra:
-            return question, extra, self._passages(extra.pop("passages"))
-        return question, extra, self._passages(await self.retriever.ainvoke(question, child))
+        return await Driven(self._retrieve_steps(value, child)).arun()
 
-    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        child = patch_config(config, callbacks=run_manager.get_child())
-        question, extra, passages = self._retrieve(value, child)
-        return self._loop(question, passages, extra, child, [])
-
-    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardedAnswer:
-        child = patch_config(config, callbacks=run_manager.get_child())
-        question, extra, passages = await self._aretrieve(value, child)
-        return await self._aloop(question, passages, extra, child, [])
+    def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, GuardedAnswer]:
+        question, extra, passages = yield from self._retrieve_steps(value, child)
+        return (yield from self._loop_steps(question, passages, extra, child, []))
 
     # --- streaming ----------------------------------------------------------------------
 
@@ -329,37 +301,29 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
     def _shown(self, item: Any, state: dict[str, Any]) -> Any:
         return item if isinstance(item, str) else None  # checks stay events; the answer is last
 
-    def _streamed_attempt(
+    def _streamed_attempt_steps(
         self, data: dict[str, Any], guard: SentenceGuard, child: RunnableConfig
-    ) -> Attempt:
+    ) -> Logic[Never, Attempt]:
         if not guard.answer.strip():
             return Attempt(number=1, answer="", error="the model returned an empty answer")
         report = guard.final_report
         if report is None:  # final_check off: the loop still needs the full check's decision
-            report = self.guardrail.invoke(self._guard_input(data, guard.answer), child)
+            report = yield Call.invoke(self.guardrail, self._guard_input(data, guard.answer), child)
         return Attempt(number=1, answer=guard.answer, report=report)
 
-    async def _astreamed_attempt(
-        self, data: dict[str, Any], guard: SentenceGuard, child: RunnableConfig
-    ) -> Attempt:
-        if not guard.answer.strip():
-            return Attempt(number=1, answer="", error="the model returned an empty answer")
-        report = guard.final_report
-        if report is None:
-            report = await self.guardrail.ainvoke(self._guard_input(data, guard.answer), child)
-        return Attempt(number=1, answer=guard.answer, report=report)
+    def _tail_steps(self, state: dict[str, Any], child: RunnableConfig) -> Logic[Never, list[Any]]:
+        data, guard = state["data"], state["guard"]
+        attempts = [(yield from self._streamed_attempt_steps(data, guard, child))]
+        result = yield from self._loop_steps(
+            data["question"], data["passages"], data["extra"], child, attempts
+        )
+        return [result]
 
     def _tail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
-        data, guard = state["data"], state["guard"]
-        attempts = [self._streamed_attempt(data, guard, child)]
-        return [self._loop(data["question"], data["passages"], data["extra"], child, attempts)]
+        return Driven(self._tail_steps(state, child)).run()
 
     async def _atail(self, state: dict[str, Any], child: RunnableConfig) -> list[Any]:
-        data, guard = state["data"], state["guard"]
-        attempts = [await self._astreamed_attempt(data, guard, child)]
-        return [
-            await self._aloop(data["question"], data["passages"], data["extra"], child, attempts)
-        ]
+        return await Driven(self._tail_steps(state, child)).arun()
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]

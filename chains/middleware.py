@@ -30,18 +30,17 @@ Example::
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Never
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import AddableDict
 
 from chains.embeddings import EmbeddingsEncoder
 from chains.results import OnFail
 from chains.stream_checks import SentenceCheck, StreamingConfig
-from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
+from chains.streaming import Call, Logic, SentenceGuard, StreamItem, StreamsThroughGuard
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput, Passage
@@ -153,17 +152,9 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
             return output.model_copy(update={"content": text})
         return text
 
-    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
-        child = patch_config(config, callbacks=run_manager.get_child())
-        output = self.chain.invoke(value, child)
-        report = self.guardrail.invoke(self.guard_input(value, output, child), child)
-        return self.decide(output, report)
-
-    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
-        child = patch_config(config, callbacks=run_manager.get_child())
-        output = await self.chain.ainvoke(value, child)
-        data = self.guard_input(value, output, child)
-        report = await self.guardrail.ainvoke(data, child)
+    def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Any]:
+        output = yield Call.invoke(self.chain, value, child)
+        report = yield Call.invoke(self.guardrail, self.guard_input(value, output, child), child)
         return self.decide(output, report)
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:

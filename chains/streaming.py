@@ -56,9 +56,11 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, Never, TypeAlias, TypeVar
 
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.runnables import RunnableConfig
@@ -84,9 +86,141 @@ CHECK_RUN = "sentence_check"
 #: What a guarded stream yields: text for the user, each sentence's check, the final report.
 StreamItem = str | SentenceCheck | GuardReport
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call that sans-IO logic needs made: ``sync(*args, **kwargs)`` by a sync driver,
+    ``await asynch(*args, **kwargs)`` by an async one (see :class:`Driven`)."""
+
+    sync: Callable[..., Any]
+    asynch: Callable[..., Awaitable[Any]]
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def invoke(cls, runnable: Any, input: Any, config: RunnableConfig | None) -> Call:
+        """``runnable.invoke(input, config)`` / ``await runnable.ainvoke(input, config)``."""
+        return cls(runnable.invoke, runnable.ainvoke, (input, config))
+
+    @classmethod
+    def event(cls, name: str, data: Any, config: RunnableConfig) -> Call:
+        """Dispatch the custom event ``name`` (``dispatch_custom_event`` /
+        ``adispatch_custom_event``) with ``config``."""
+        sync = functools.partial(dispatch_custom_event, name, data, config=config)
+        return cls(sync, functools.partial(adispatch_custom_event, name, data, config=config))
+
+
+#: Sans-IO logic: a generator yielding :class:`Call` steps (it receives each call's result, or
+#: has its exception raised at that ``yield``) and outputs ``T``; it returns ``R``.
+Logic: TypeAlias = Generator["Call | T", Any, R]
+
+
+class Driven(Generic[T, R]):
+    """Sans-IO logic written once, run by a thin sync or async driver.
+
+    :meth:`drive` / :meth:`adrive` make each call the logic yields (``invoke`` / ``await
+    ainvoke``) and yield its other outputs; :meth:`run` / :meth:`arun` drive logic that yields
+    only calls and return what it returns. An ``Exception`` a call raises is raised inside the
+    logic where it asked for the call, so the logic handles or propagates it; :attr:`result`
+    is what the logic returned.
+    """
+
+    result: R
+
+    def __init__(self, logic: Logic[T, R]) -> None:
+        self._logic = logic
+        self._reply: Any = None
+        self._error: Exception | None = None
+
+    def reply(self, value: Any) -> None:
+        """The result of the last call, sent into the logic at its next step."""
+        self._reply = value
+
+    def fail(self, error: Exception) -> None:
+        """The exception of the last call, raised inside the logic at its next step."""
+        self._error = error
+
+    def steps(self) -> Iterator[Call | T]:
+        """The logic's steps, each resumed with the outcome of the call before it."""
+        while True:
+            reply, error = self._reply, self._error
+            self._reply, self._error = None, None
+            try:
+                step = self._logic.send(reply) if error is None else self._logic.throw(error)
+            except StopIteration as stop:
+                self.result = stop.value
+                return
+            yield step
+
+    def _made(self, call: Call) -> None:
+        try:
+            self.reply(call.sync(*call.args, **call.kwargs))
+        except Exception as exc:  # noqa: BLE001 - raised again inside the logic
+            self.fail(exc)
+
+    async def _amade(self, call: Call) -> None:
+        try:
+            self.reply(await call.asynch(*call.args, **call.kwargs))
+        except Exception as exc:  # noqa: BLE001 - raised again inside the logic
+            self.fail(exc)
+
+    @staticmethod
+    def _only_call(step: Call | T) -> Call:
+        if not isinstance(step, Call):
+            raise TypeError(f"this logic is run for its result, yet it yielded {step!r}")
+        return step
+
+    def drive(self) -> Generator[T, None, R]:
+        """Sync driver: make each call, yield each output; returns the logic's result."""
+        for step in self.steps():
+            if isinstance(step, Call):
+                self._made(step)
+            else:
+                yield step
+        return self.result
+
+    async def adrive(self) -> AsyncIterator[T]:
+        """Async driver: await each call, yield each output (then see :attr:`result`)."""
+        for step in self.steps():
+            if isinstance(step, Call):
+                await self._amade(step)
+            else:
+                yield step
+
+    def run(self) -> R:
+        """Sync driver of logic that yields only calls: its result."""
+        for step in self.steps():
+            self._made(self._only_call(step))
+        return self.result
+
+    async def arun(self) -> R:
+        """Async :meth:`run`."""
+        for step in self.steps():
+            await self._amade(self._only_call(step))
+        return self.result
+
+
+def mapped(logic: Logic[Any, R], fn: Callable[[Any], Any]) -> Logic[Any, R]:
+    """``logic`` with each output ``x`` replaced by ``fn(x)`` (dropped when ``None``); its
+    calls, their results and their exceptions pass through unchanged."""
+    inner: Driven[Any, R] = Driven(logic)
+    for step in inner.steps():
+        if isinstance(step, Call):
+            try:
+                inner.reply((yield step))
+            except Exception as exc:  # noqa: BLE001 - raised again inside the logic
+                inner.fail(exc)
+        elif (out := fn(step)) is not None:
+            yield out
+    return inner.result
+
 
 class StreamsThroughGuard:
-    """``stream``/``astream`` for a guarded Runnable: one loop, sync and async.
+    """``stream``/``astream`` for a guarded Runnable: one loop, sync and async (and the
+    drivers of its ``invoke`` logic, ``_run_steps``, for ``_run`` / ``_arun``).
 
     The loop pulls the wrapped Runnable's chunks, feeds their answer text to a
     :class:`SentenceGuard` (each sentence checked once complete), stops when the guard stops,
@@ -135,30 +269,50 @@ class StreamsThroughGuard:
         """Async :meth:`_tail`."""
         return []
 
+    def _chunk_steps(
+        self, chunk: Any, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> Logic[Any, bool]:
+        """One chunk: what passes through, then the guard's items as shown (the guard made on
+        the first text); returns whether the guard has stopped."""
+        text, passthrough = self._text(chunk, state)
+        if passthrough is not None:
+            yield passthrough
+        if not text:
+            return False
+        guard = self._guard(value, state, child)
+        yield from mapped(guard.feed_steps(text), lambda item: self._shown(item, state))
+        return guard.stopped
+
+    def _end_steps(self, state: dict[str, Any], child: RunnableConfig) -> Logic[Any, None]:
+        """The chunks have ended: the closed guard's items as shown, then the tail."""
+        closing = self._closing(state)
+        if closing is not None:
+            yield from mapped(closing.close_steps(), lambda item: self._shown(item, state))
+        tail: list[Any] = yield Call(self._tail, self._atail, (state, child))
+        yield from tail
+
+    def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Any]:
+        """The Runnable's ``invoke`` as sans-IO logic (``child``: the config of its children)."""
+        raise NotImplementedError
+
+    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return Driven(self._run_steps(value, child)).run()
+
+    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> Any:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return await Driven(self._run_steps(value, child)).arun()
+
     def _stream(
         self, inputs: Iterator[Any], run_manager: Any, config: RunnableConfig
-    ) -> Iterator[Any]:
+    ) -> Generator[Any, None, None]:
         value = next(inputs)
         child = patch_config(config, callbacks=run_manager.get_child())
         state: dict[str, Any] = {}
         for chunk in self._chunks(value, state, child):
-            text, passthrough = self._text(chunk, state)
-            if passthrough is not None:
-                yield passthrough
-            if not text:
-                continue
-            guard = self._guard(value, state, child)
-            for item in guard.feed(text):
-                if (out := self._shown(item, state)) is not None:
-                    yield out
-            if guard.stopped:
+            if (yield from Driven(self._chunk_steps(chunk, value, state, child)).drive()):
                 break
-        closing = self._closing(state)
-        if closing is not None:
-            for item in closing.close():
-                if (out := self._shown(item, state)) is not None:
-                    yield out
-        yield from self._tail(state, child)
+        yield from Driven(self._end_steps(state, child)).drive()
 
     async def _astream(
         self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
@@ -167,24 +321,13 @@ class StreamsThroughGuard:
         child = patch_config(config, callbacks=run_manager.get_child())
         state: dict[str, Any] = {}
         async for chunk in self._achunks(value, state, child):
-            text, passthrough = self._text(chunk, state)
-            if passthrough is not None:
-                yield passthrough
-            if not text:
-                continue
-            guard = self._guard(value, state, child)
-            async for item in guard.afeed(text):
-                if (out := self._shown(item, state)) is not None:
-                    yield out
-            if guard.stopped:
+            fed = Driven(self._chunk_steps(chunk, value, state, child))
+            async for out in fed.adrive():
+                yield out
+            if fed.result:
                 break
-        closing = self._closing(state)
-        if closing is not None:
-            async for item in closing.aclose():
-                if (out := self._shown(item, state)) is not None:
-                    yield out
-        for item in await self._atail(state, child):
-            yield item
+        async for out in Driven(self._end_steps(state, child)).adrive():
+            yield out
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -373,89 +516,64 @@ class SentenceGuard:
             return None
         return {**self.base, "response": self.answer}
 
-    # --- sync -------------------------------------------------------------------------------
+    # --- the logic, once (sans-IO: see :class:`Driven`) -----------------------------------
 
-    def _check(self, sentences: list[Sentence]) -> list[StreamItem]:
+    def _check_steps(self, sentences: list[Sentence]) -> Logic[StreamItem, None]:
         t0 = time.perf_counter()
         try:
-            report: GuardReport | Exception = self.guardrail.invoke(
-                self._check_input(sentences), self._check_config()
+            report: GuardReport | Exception = yield Call.invoke(
+                self.guardrail, self._check_input(sentences), self._check_config()
             )
         except GuardrailError as exc:
             report = exc
         checks = self._checks(sentences, report, t0)
         if self.config is not None:
             for check in checks:
-                dispatch_custom_event(
-                    SENTENCE_EVENT, check.model_dump(mode="json"), config=self.config
-                )
-        return self._resolve(checks)
+                yield Call.event(SENTENCE_EVENT, check.model_dump(mode="json"), self.config)
+        yield from self._resolve(checks)
+
+    def feed_steps(self, delta: str) -> Logic[StreamItem, None]:
+        """:meth:`feed` as sans-IO logic (the checks it needs are :class:`Call` steps)."""
+        if self.stopped or not delta:
+            return
+        shown, sentences = self._push(delta)
+        if shown:
+            yield shown
+        if sentences:
+            yield from self._check_steps(sentences)
+
+    def close_steps(self) -> Logic[StreamItem, None]:
+        """:meth:`close` as sans-IO logic (the checks it needs are :class:`Call` steps)."""
+        if not self.stopped:
+            sentences = self._complete(final=True)
+            if sentences:
+                yield from self._check_steps(sentences)
+        yield from self._tail()
+        data = self._final_input()
+        if data is not None:
+            self.final_report = yield Call.invoke(self.guardrail, data, self.config)
+            yield self.final_report
+
+    # --- the drivers ------------------------------------------------------------------------
 
     def feed(self, delta: str) -> Iterator[StreamItem]:
         """Take the next text delta. Yields the text to show at once, then — once the check of
         any sentence it completed is done — the checks and what the policy adds."""
-        if self.stopped or not delta:
-            return
-        shown, sentences = self._push(delta)
-        if shown:
-            yield shown
-        if sentences:
-            yield from self._check(sentences)
+        yield from Driven[StreamItem, None](self.feed_steps(delta)).drive()
 
     def close(self) -> Iterator[StreamItem]:
         """The stream has ended: check the last sentence, release held text, final report."""
-        if not self.stopped:
-            sentences = self._complete(final=True)
-            if sentences:
-                yield from self._check(sentences)
-        yield from self._tail()
-        data = self._final_input()
-        if data is not None:
-            self.final_report = self.guardrail.invoke(data, self.config)
-            yield self.final_report
-
-    # --- async ------------------------------------------------------------------------------
-
-    async def _acheck(self, sentences: list[Sentence]) -> list[StreamItem]:
-        t0 = time.perf_counter()
-        try:
-            report: GuardReport | Exception = await self.guardrail.ainvoke(
-                self._check_input(sentences), self._check_config()
-            )
-        except GuardrailError as exc:
-            report = exc
-        checks = self._checks(sentences, report, t0)
-        if self.config is not None:
-            for check in checks:
-                await adispatch_custom_event(
-                    SENTENCE_EVENT, check.model_dump(mode="json"), config=self.config
-                )
-        return self._resolve(checks)
+        yield from Driven[StreamItem, None](self.close_steps()).drive()
 
     async def afeed(self, delta: str) -> AsyncIterator[StreamItem]:
         """Async :meth:`feed`."""
-        if self.stopped or not delta:
-            return
-        shown, sentences = self._push(delta)
-        if shown:
-            yield shown
-        if sentences:
-            for item in await self._acheck(sentences):
-                yield item
+        async for item in Driven[StreamItem, None](self.feed_steps(delta)).adrive():
+            yield item
 
     async def aclose(self) -> AsyncIterator[StreamItem]:
         """Async :meth:`close`."""
-        if not self.stopped:
-            sentences = self._complete(final=True)
-            if sentences:
-                for item in await self._acheck(sentences):
-                    yield item
-        for item in self._tail():
+        async for item in Driven[StreamItem, None](self.close_steps()).adrive():
             yield item
-        data = self._final_input()
-        if data is not None:
-            self.final_report = await self.guardrail.ainvoke(data, self.config)
-            yield self.final_report
 
 
 def guard_stream(
