@@ -46,9 +46,10 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from chains.drive import Call, Driven, Logic
 from chains.results import OnFail
 from chains.stream_checks import StreamingConfig
-from chains.streaming import Call, Driven, Logic, SentenceGuard, StreamsThroughGuard
+from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.errors import GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

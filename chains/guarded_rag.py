@@ -42,6 +42,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config
 
+from chains.drive import Call, Driven, Logic
 from chains.generation import (
     answer_prompt,
     default_chat_model,
@@ -53,7 +54,7 @@ from chains.generation import (
 from chains.results import Attempt, Escalation, GuardedAnswer
 from chains.retrieval import PassageIndex
 from chains.stream_checks import StreamingConfig
-from chains.streaming import Call, Driven, Logic, SentenceGuard, StreamsThroughGuard
+from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail

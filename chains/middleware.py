@@ -37,10 +37,11 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.utils import AddableDict
 
+from chains.drive import Call, Logic
 from chains.embeddings import EmbeddingsEncoder
 from chains.results import OnFail
 from chains.stream_checks import SentenceCheck, StreamingConfig
-from chains.streaming import Call, Logic, SentenceGuard, StreamItem, StreamsThroughGuard
+from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
 from guardrail.errors import GuardrailRejected, InputError
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput, Passage
