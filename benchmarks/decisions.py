@@ -394,6 +394,7 @@ def claim_rows(judged: Judged, report: Any) -> list[dict[str, Any]]:
             "dataset": judged.item.dataset,
             "split": judged.item.split,
             "item_id": judged.item.item_id,
+            "group": judged.item.group or judged.item.item_id,
             "setting": judged.item.setting,
             "claim_index": position,
             "label_supported": sentence.supported,

@@ -22,6 +22,13 @@ short premises and miss invented specifics on long ones. A small logistic model 
   more windows is higher by chance alone, so long evidence needs a higher entailment,
 - ``logit_selected`` — logit of the entailment of the claim's selected evidence sentences
   (:mod:`guardrail.hallucination.selection`; ``logit_entail`` when it has none),
+- ``log_evidence_words`` — log of one plus the evidence's word count, and ``log_passages`` —
+  log of one plus the number of evidence texts (passages, facts, turns): the shape of the
+  evidence, known at run time without labels (one short paragraph, several snippets, one long
+  article), so that a fit can give each shape its own intercept,
+- ``shape_paragraph``, ``shape_long``, ``shape_snippets``, ``shape_several`` — 1 for the
+  evidence's shape (:func:`evidence_shape`; ``few`` has none): a shape's own intercept, i.e. its
+  own threshold on the other features' score,
 
 gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
 ``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
@@ -59,7 +66,41 @@ FEATURES: tuple[str, ...] = (
     "novel_best",
     "log_windows",
     "logit_selected",
+    "log_evidence_words",
+    "log_passages",
+    "shape_paragraph",
+    "shape_long",
+    "shape_snippets",
+    "shape_several",
 )
+
+EVIDENCE_SHAPES: tuple[str, ...] = ("few", "paragraph", "long", "snippets", "several")
+"""The shapes of :func:`evidence_shape`; ``few`` is the reference (no ``shape_`` feature)."""
+
+SHAPE_PARAGRAPH_WORDS = 150
+SHAPE_LONG_WORDS = 800
+SHAPE_SNIPPETS = 10
+SHAPE_FEW = 3
+"""Boundaries of :func:`evidence_shape`, set from the evidence sizes of the decisions
+benchmark's dev sets (no labels): HaluEval's knowledge paragraphs have 50–120 words; QAGS's
+articles (cut into 2–3 passages) and LFQA's documents (mostly 4–5 passages) 280–520 words;
+Factcheck-GPT's retrieved snippets come 6–61 to an answer; WiCE's cited pages 440–2,600 words
+in 2–75 texts."""
+
+
+def evidence_shape(words: int, passages: int) -> str:
+    """The evidence's shape, known at run time without labels: ``snippets`` (more than
+    ``SHAPE_SNIPPETS`` texts), else ``paragraph`` (at most ``SHAPE_PARAGRAPH_WORDS`` words),
+    ``long`` (more than ``SHAPE_LONG_WORDS``), else ``few`` (at most ``SHAPE_FEW`` texts) or
+    ``several`` texts."""
+    if passages > SHAPE_SNIPPETS:
+        return "snippets"
+    if words <= SHAPE_PARAGRAPH_WORDS:
+        return "paragraph"
+    if words > SHAPE_LONG_WORDS:
+        return "long"
+    return "few" if passages <= SHAPE_FEW else "several"
+
 
 VERBATIM_P = 0.99
 """``p_supported`` of a claim found word for word in the evidence."""
@@ -117,12 +158,17 @@ class EvidenceIndex:
     stems: frozenset[str]
     word_string: str
     """Its words only (``_word_string``: for the verbatim test, punctuation aside)."""
+    passages: int = 0
+    """How many evidence texts were joined."""
+    words: int = 0
+    """The evidence's whitespace-separated word count."""
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> EvidenceIndex:
+        texts = list(texts)
         joined = "\n".join(texts)
         stems = frozenset(_stem(w) for w in content_words(joined))
-        return cls(joined, stems, _word_string(joined))
+        return cls(joined, stems, _word_string(joined), len(texts), len(joined.split()))
 
 
 def claim_features(
@@ -157,7 +203,16 @@ def claim_features(
         "novel_best": round(novel, 4),
         "log_windows": round(math.log(1 + max(0, evidence_windows)), 4),
         "logit_selected": round(_logit((selected or best).entailment), 4),
+        "log_evidence_words": round(math.log(1 + evidence.words), 4),
+        "log_passages": round(math.log(1 + evidence.passages), 4),
+        **shape_features(evidence.words, evidence.passages),
     }
+
+
+def shape_features(words: int, passages: int) -> dict[str, float]:
+    """The ``shape_`` indicator features of evidence of ``words`` words in ``passages`` texts."""
+    shape = evidence_shape(words, passages)
+    return {f"shape_{s}": float(shape == s) for s in EVIDENCE_SHAPES[1:]}
 
 
 def _verbatim(claim_text: str, evidence: EvidenceIndex) -> bool:
