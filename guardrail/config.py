@@ -229,7 +229,10 @@ class HallucinationConfig(StrictModel):
     """At most this many sentence pairs are checked for logical consistency (most similar
     first)."""
     prior_turn_candidates: int = 2
-    """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts."""
+    """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts
+    (``contradicts_prior`` at ``contradiction_flag``). The check also runs for a dialogue-only
+    input (turns, no passages, no knowledge base): there it is the only pairs scored, and the
+    claims stay unverified."""
     prior_min_similarity: float = 0.4
     """Earlier-turn sentences less similar than this (cosine) to a claim are not compared."""
     date_check: bool = True
@@ -287,8 +290,10 @@ class FactConfig(StrictModel):
     history_verifier: bool = False
     """Also check claims against earlier turns with the NLI verifier here (else by value only).
     Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
-    ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns; turn
-    it on for dialogue-only inputs, where no evidence check runs, at the cost of a second call."""
+    ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns,
+    dialogue-only inputs included. This older path costs a second verifier call and only reads
+    claims whose subject resolves to a known entity (on DialFact's open-domain dialogues it
+    caught none of the contradictions: ``benchmarks/dialogue_history.py``)."""
     history_contradiction: float = 0.8
     """With ``history_verifier``: minimum verifier contradiction probability for a conflict."""
     history_max_turns: int = 20

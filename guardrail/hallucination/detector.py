@@ -138,11 +138,10 @@ def score_claims(
     notes: list[str] = []
     claims = [c.model_copy() for c in claims]
     checkable = _set_aside(claims, verifier, config)
-    if not evidence.windows:
+    if not evidence.windows:  # nothing to support a claim: its prior-turn pairs only (plan)
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
                 c.reason = no_evidence_reason
-        checkable = []
     speed = speed_config(config)
     plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
     if plan.pairs:
@@ -375,7 +374,7 @@ def detect(
     entailments, unverified_reasons, flags, threshold = judge_claims(
         response, scoring, evidence, config, retrieval_score, nlp, calibration
     )
-    if scoring.scores:
+    if scoring.scores and evidence.passages:
         flags += _span_flags(verifier, response, evidence, question, scoring, flags)
     name = getattr(verifier, "name", type(verifier).__name__)
     unit = "claims" if config.decompose_claims else "whole response"

@@ -129,10 +129,17 @@ def plan_pairs(
     notes: list[str],
     speed: SpeedConfig | None = None,
 ) -> Plan:
-    """The pairs of one check: (window, claim), (claim, claim) and (turn sentence, claim)."""
+    """The pairs of one check: (window, claim), (claim, claim) and (turn sentence, claim).
+
+    Without evidence windows (a dialogue-only input) the ``checkable`` claims get their
+    (turn sentence, claim) pairs only: nothing to support them, so no ``claim_pairs`` (they stay
+    unverified), and no consistency pairs between them.
+    """
     speed = speed or speed_config(config)
-    plan = Plan()
     windows = evidence.windows
+    if not windows:
+        return _prior_only(claims, checkable, evidence, config, embedder, notes)
+    plan = Plan()
     m = windows_per_claim(config, speed, len(windows))
     candidates, need_rank = _candidate_windows(claims, checkable, evidence, config, speed)
     need_logic = config.logical_consistency and len(checkable) > 1
@@ -212,16 +219,57 @@ def plan_pairs(
             plan.logic.append((i, j, len(plan.pairs)))
             plan.pairs.append((claims[i].text, claims[j].text))
     if need_prior:
-        if claim_vecs is not None and turn_vecs is not None:
-            near = nearest(
-                claim_vecs, turn_vecs, config.prior_turn_candidates, config.prior_min_similarity
-            )
+        _add_prior(plan, claims, checkable, evidence, config, claim_vecs, turn_vecs)
+    return plan
+
+
+def _add_prior(
+    plan: Plan,
+    claims: list[Claim],
+    checkable: list[int],
+    evidence: Evidence,
+    config: HallucinationConfig,
+    claim_vecs: Any,
+    turn_vecs: Any,
+) -> None:
+    """Pair each checkable claim with its nearest earlier-turn sentences (the last 8 when there
+    are no embeddings)."""
+    if claim_vecs is not None and turn_vecs is not None:
+        near = nearest(
+            claim_vecs, turn_vecs, config.prior_turn_candidates, config.prior_min_similarity
+        )
+    else:
+        near = [list(range(len(evidence.turn_sentences)))[-8:] for _ in checkable]
+    for pos, ci in enumerate(checkable):
+        for ti in near[pos]:
+            plan.prior.append((ci, ti, len(plan.pairs)))
+            plan.pairs.append((evidence.turn_sentences[ti].text, claims[ci].text))
+
+
+def _prior_only(
+    claims: list[Claim],
+    checkable: list[int],
+    evidence: Evidence,
+    config: HallucinationConfig,
+    embedder: Callable[[], Any] | None,
+    notes: list[str],
+) -> Plan:
+    """The plan of a check without evidence windows: prior-turn pairs only."""
+    plan = Plan()
+    if not (evidence.turn_sentences and checkable):
+        return plan
+    claim_vecs = turn_vecs = None
+    if embedder is not None:
+        texts = [claims[i].text for i in checkable] + [t.text for t in evidence.turn_sentences]
+        try:
+            vecs = embed(embedder(), texts)
+        except Exception as exc:  # noqa: BLE001 - degrade to the latest turns, recorded
+            logger.warning("embedding failed, claims paired with the latest turns: %s", exc)
+            notes.append(f"embedder unavailable ({type(exc).__name__}): latest turns")
         else:
-            near = [list(range(len(evidence.turn_sentences)))[-8:] for _ in checkable]
-        for pos, ci in enumerate(checkable):
-            for ti in near[pos]:
-                plan.prior.append((ci, ti, len(plan.pairs)))
-                plan.pairs.append((evidence.turn_sentences[ti].text, claims[ci].text))
+            claim_vecs, turn_vecs = vecs[: len(checkable)], vecs[len(checkable) :]
+    _add_prior(plan, claims, checkable, evidence, config, claim_vecs, turn_vecs)
+    notes.append("no evidence windows: earlier turns only")
     return plan
 
 

@@ -1,9 +1,15 @@
 """The ``hallucination`` stage: claims vs evidence, typed flags and the Cw-CONLI verdict.
 
 Evidence is the passages plus, when a knowledge base is given, its facts rendered as text. The
-stage is skipped (with a reason) when there is neither; claims are still produced by the
-``claims`` stage. If the verifier cannot be loaded the stage fails, and the pipeline's failure
-policy decides (fail-closed: the answer goes to human review).
+stage is skipped (with a reason) only when there is neither *and* no earlier dialogue turn; claims
+are still produced by the ``claims`` stage. A dialogue-only input (turns, no passages, no
+knowledge base) is checked against its earlier turns alone: only the claims' prior-turn pairs
+are scored (:func:`~guardrail.hallucination.plan.plan_pairs`), so an answer that contradicts an
+earlier turn gets its ``contradicts_prior`` flag, and every claim stays UNVERIFIED with
+:data:`NO_EVIDENCE` as its reason (a turn that does not contradict a claim does not support it,
+and a claim read against no evidence is never "fabricated"). If the verifier cannot be loaded
+the stage fails, and the pipeline's failure policy decides (fail-closed: the answer goes to
+human review).
 
 Per call, names are read from the call's shared parse of the response for claims that are
 stretches of it, else from one NER-only ``nlp.pipe`` over the claims (:class:`EntityParser`);
@@ -14,14 +20,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from guardrail.hallucination import flags as build
-from guardrail.hallucination.detector import detect
+from guardrail.hallucination.detector import Detection, detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput
+from guardrail.report import ClaimStatus, VerdictLabel
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import (
@@ -173,6 +180,27 @@ def readable_passages(
     return data.model_copy(update={"passages": kept}), reason
 
 
+def _has_evidence(data: GuardInput) -> bool:
+    """Whether the input gives passages with text or a knowledge base."""
+    return any(p.text.strip() for p in data.passages) or data.knowledge_base is not None
+
+
+def _as_unchecked(result: Detection) -> Detection:
+    """A dialogue-only check as the skipped stage left it, plus its prior-turn flags: every claim
+    UNVERIFIED (a not-check-worthy one too: check-worthiness only chose the claims paired with
+    the turns) and the verdict UNVERIFIED for :data:`NO_EVIDENCE`."""
+    claims = [
+        c.model_copy(update={"status": ClaimStatus.UNVERIFIED, "reason": NO_EVIDENCE})
+        if c.status is ClaimStatus.NOT_CHECKWORTHY
+        else c
+        for c in result.claims
+    ]
+    verdict = result.verdict.model_copy(
+        update={"label": VerdictLabel.UNVERIFIED, "reason": NO_EVIDENCE}
+    )
+    return replace(result, claims=claims, verdict=verdict)
+
+
 class HallucinationStage(Stage):
     """Scores every claim against the evidence in one batched verifier call."""
 
@@ -183,7 +211,7 @@ class HallucinationStage(Stage):
 
     def skip_reason(self, state: PipelineState) -> str | None:
         data = state.input
-        if not any(p.text.strip() for p in data.passages) and data.knowledge_base is None:
+        if not _has_evidence(data) and not any(t.text.strip() for t in data.dialogue.turns):
             return NO_EVIDENCE
         return None
 
@@ -218,6 +246,9 @@ class HallucinationStage(Stage):
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
         data, no_evidence = readable_passages(data, verifier, language)
+        dialogue_only = not _has_evidence(state.input)
+        if dialogue_only:  # the claims' prior-turn pairs alone
+            no_evidence = NO_EVIDENCE
         spacy = self._nlp() if language == "en" else None
         texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
         shared = state.doc if getattr(state.doc, "text", None) == data.response else None
@@ -251,6 +282,8 @@ class HallucinationStage(Stage):
             question=data.query,
         )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
+        if dialogue_only:
+            result = _as_unchecked(result)
         update = StageUpdate(claims=result.claims, verdict=result.verdict, language=language)
         kb_flags = build.wrong_attribute_flags(data.response, state.factual)
         if result.pairs_scored or result.flags or kb_flags:
