@@ -7,6 +7,8 @@ calibrated ``p_supported`` is below ``remove_below`` (a confident "not supported
 flags of a blocking type at least that confident (contradicts fact, wrong attribute, fabricated
 fact, nonexistent entity, temporal error, contradicts prior, logical inconsistency),
 knowledge-base contradictions at least that confident and dialogue-history conflicts. A
+claim the evidence could not check (unverified) raises no problem of its own, except a
+confident contradiction of an earlier turn: that is judged against the turns. A
 WRONG_ATTRIBUTE flag on the value of a knowledge-base contradiction is that contradiction
 restated (:func:`~guardrail.hallucination.flags.wrong_attribute_flags`): the two are one
 problem, ``kb_contradiction``.
@@ -132,8 +134,10 @@ def find_problems(
         if c.status in (ClaimStatus.UNVERIFIED, ClaimStatus.NOT_CHECKWORTHY)
     }
     for f in flags:
-        if f.claim_index in unchecked:
-            continue  # a claim that could not be checked is unverified, not judged
+        if f.claim_index in unchecked and f.type is not HallucinationType.CONTRADICTS_PRIOR:
+            # a claim the evidence could not check is unverified, not judged; contradicting
+            # an earlier turn is judged against the turns, which were checked
+            continue
         if f.type in BLOCKING_FLAGS and f.confidence >= config.strong_flag:
             problems.append(
                 Problem(

@@ -134,9 +134,15 @@ def test_a_contradicting_dialogue_only_answer_is_flagged_in_one_call(policy: str
     assert [c.status for c in report.claims] == [ClaimStatus.UNVERIFIED]
     assert len(verifier.calls) == 1 and all(h == RESPONSE for _, h in verifier.calls[0])
     assert report.action.value != "accept"
+    # the contradiction of an earlier turn is a confident problem although the claim is
+    # unverified: it is not delivered (fail-open removes it, or regenerates, never annotates)
+    assert [p.kind for p in report.decision.problems] == ["contradicts_prior"]
     if policy == "fail_closed":
         assert report.action.value == "human_review"
         assert "hallucination" in report.recommendation.reason
+    else:
+        assert report.action.value in ("correct_and_deliver", "regenerate")
+        assert "Monday" not in (report.delivered_text or "")
 
 
 @pytest.mark.parametrize(("policy", "action"), [("fail_closed", "human_review"),
