@@ -541,7 +541,7 @@ def render_latency() -> str:
              "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for path in sorted(RESULTS.glob("latency_*.json")):
         d = _load(path.name)
-        g, n = d.get("guardrail", {}), d.get("naive", {})
+        g, n = d.get("guardrail") or {}, d.get("naive") or {}  # naive: None when skipped
         fmt = lambda x: "" if x is None else f"{x:.0f}" if x >= 20 else f"{x:.1f}"  # noqa: E731
         lines.append(
             f"| `{path.name}` | {fmt(g.get('p50_ms'))} | {fmt(g.get('p95_ms'))} "
