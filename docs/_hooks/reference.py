@@ -486,9 +486,8 @@ def pct(x: Any) -> str:
 DECISION_SETS = ("qags", "factcheck_gpt", "lfqa_rag", "lfqa", "multi-sentence+lfqa", "wice",
                  "halueval", "all")  # fmt: skip
 DECISION_RUNS = (
-    ("decisions_session11_shape_intercepts.json", "claim-level (default)"),
-    ("decisions_session9_claimlevel.json", "claim-level, session-9 calibration"),
-    ("decisions_session9_answerlevel.json", "answer-level, session-9 calibration"),
+    ("decisions_session9_claimlevel.json", "claim-level (default)"),
+    ("decisions_session9_answerlevel.json", "answer-level"),
     ("decisions_before_session9.json", "before claim-level decisions"),
 )
 

@@ -59,8 +59,7 @@ def guard() -> Guardrail:
         {
             (None, SUPPORTED_1): "entailment",
             (None, SUPPORTED_2): "entailment",
-            # p_supported between remove_below and T (the shipped calibration: 0.29 in 0.20–0.51)
-            (None, UNCERTAIN): (0.8, 0.15, 0.05),
+            (None, UNCERTAIN): (0.45, 0.5, 0.05),  # p_supported between remove_below and T
             (None, REMOVED): "contradiction",
         }
     )
