@@ -59,6 +59,7 @@ from guardrail.hallucination.calibration import (  # noqa: E402
     ClaimCalibrator,
     evidence_shape,
     fit_logistic,
+    fit_logistic_matrix,
     shape_features,
 )
 
@@ -289,23 +290,8 @@ def sample_weights(rows: list[dict[str, Any]], weighting: str) -> list[float]:
 
 
 def fit_matrix(x: Any, y: Any, sw: Any, l2: float, iterations: int = 50) -> Any:
-    """Intercept first, then the columns' weights: ridge logistic regression by Newton steps
-    (the intercept unpenalised), as :func:`fit_logistic`."""
-    import numpy as np
-
-    x1 = np.hstack([np.ones((len(x), 1)), x])
-    w = np.zeros(x1.shape[1])
-    reg = np.eye(x1.shape[1]) * l2
-    reg[0, 0] = 0.0
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x1 @ w, -60, 60)))
-        grad = x1.T @ (sw * (p - y)) + reg @ w
-        hess = (x1.T * (sw * p * (1 - p))) @ x1 + reg + np.eye(x1.shape[1]) * 1e-9
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return w
+    """Intercept first, then the columns' weights (the library's Newton solver)."""
+    return fit_logistic_matrix(x, y, sw, l2, iterations)
 
 
 @dataclass

@@ -308,20 +308,29 @@ def fit_logistic(
     if not rows or len(set(labels)) < 2:
         raise ValueError("fitting needs rows of both labels")
     x = np.array([[r.get(k, 0.0) for k in FEATURES] for r in rows], dtype=np.float64)
-    x = np.hstack([np.ones((len(rows), 1)), x])
     y = np.asarray(labels, dtype=np.float64)
     sw = np.ones(len(rows)) if sample_weights is None else np.asarray(sample_weights, float)
-    w = np.zeros(x.shape[1])
-    reg = np.eye(x.shape[1]) * l2
+    w = fit_logistic_matrix(x, y, sw, l2, iterations)
+    return {k: round(float(v), 6) for k, v in zip(FEATURES, w[1:], strict=True)}, round(
+        float(w[0]), 6
+    )
+
+
+def fit_logistic_matrix(x: Any, y: Any, sw: Any, l2: float, iterations: int = 50) -> Any:
+    """The weights of a ridge logistic regression on the feature matrix ``x`` (labels ``y``,
+    sample weights ``sw``), intercept first and unpenalised, by Newton steps (numpy)."""
+    import numpy as np
+
+    x1 = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(x1.shape[1])
+    reg = np.eye(x1.shape[1]) * l2
     reg[0, 0] = 0.0
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -60, 60)))
-        grad = x.T @ (sw * (p - y)) + reg @ w
-        hess = (x.T * (sw * p * (1 - p))) @ x + reg + np.eye(x.shape[1]) * 1e-9
+        p = 1.0 / (1.0 + np.exp(-np.clip(x1 @ w, -60, 60)))
+        grad = x1.T @ (sw * (p - y)) + reg @ w
+        hess = (x1.T * (sw * p * (1 - p))) @ x1 + reg + np.eye(x1.shape[1]) * 1e-9
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-8:
             break
-    return {k: round(float(v), 6) for k, v in zip(FEATURES, w[1:], strict=True)}, round(
-        float(w[0]), 6
-    )
+    return w
