@@ -11,6 +11,7 @@ import pytest
 from guardrail import Guardrail
 from guardrail.report import HallucinationType, ValidationStatus
 from guardrail.scoring import hallucination_score
+from tests.integration.test_work_once import INPUT as WORK_ONCE
 
 pytestmark = pytest.mark.integration
 
@@ -19,17 +20,7 @@ INPUT: dict[str, Any] = {
     "response": "John works in Marketing.",
     "passages": ["John Smith joined the company in 2019 and works in the Sales department."],
     "dialogue": {"entities": [{"name": "John Smith", "type": "person", "aliases": ["John"]}]},
-    "knowledge_base": {
-        "entities": [
-            {
-                "id": "E42",
-                "name": "John Smith",
-                "aliases": ["John"],
-                "type": "person",
-                "attributes": {"department": {"value": "Sales", "confidence": 1.0}},
-            }
-        ]
-    },
+    "knowledge_base": WORK_ONCE["knowledge_base"],  # John Smith works in Sales
 }
 
 

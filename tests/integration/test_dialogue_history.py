@@ -4,7 +4,6 @@ prior-turn pairs), and the claims stay unverified."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -12,7 +11,8 @@ import pytest
 from guardrail import Guardrail
 from guardrail.errors import ModelLoadError
 from guardrail.report import ClaimStatus, HallucinationType, StageStatus
-from guardrail.verifiers.base import NLIPrediction, Verifier
+from guardrail.verifiers.base import Verifier
+from tests.counting import CountingVerifier as Counting
 
 pytestmark = pytest.mark.integration
 
@@ -23,24 +23,6 @@ TURNS = [
 ]
 CONTRADICTING = "The new library opens on Monday, 6 March, in Lisbon."
 AGREEING = "It was designed by a studio from Porto."
-
-
-class Counting(Verifier):
-    """Delegates to the real verifier; records each ``predict`` call's pairs."""
-
-    def __init__(self, inner: Verifier) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.languages = inner.languages
-        self.max_tokens = inner.max_tokens
-        self.calls: list[list[tuple[str, str]]] = []
-
-    def count_tokens(self, text: str) -> int:
-        return int(self.inner.count_tokens(text))  # type: ignore[attr-defined]
-
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIPrediction]:
-        self.calls.append(list(pairs))
-        return self.inner.predict(pairs)
 
 
 @pytest.fixture(scope="module")

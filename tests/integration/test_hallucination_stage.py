@@ -17,6 +17,7 @@ from guardrail import Guardrail
 from guardrail.errors import ModelLoadError, VerifierError
 from guardrail.report import ClaimStatus, HallucinationType, StageStatus, VerdictLabel
 from guardrail.verifiers.base import NLIPrediction, Verifier
+from tests.counting import CountingVerifier as Counting
 
 pytestmark = pytest.mark.integration
 
@@ -40,24 +41,6 @@ def verifier() -> Verifier:
 @pytest.fixture(scope="module")
 def guard(verifier: Verifier) -> Guardrail:
     return Guardrail(verifier=verifier)
-
-
-class Counting(Verifier):
-    """Delegates to the real verifier; records each ``predict`` call's size."""
-
-    def __init__(self, inner: Verifier) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.languages = inner.languages
-        self.max_tokens = inner.max_tokens
-        self.calls: list[int] = []
-
-    def count_tokens(self, text: str) -> int:
-        return int(self.inner.count_tokens(text))  # type: ignore[attr-defined]
-
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[NLIPrediction]:
-        self.calls.append(len(pairs))
-        return self.inner.predict(pairs)
 
 
 class FailsOn(Counting):
@@ -131,7 +114,7 @@ def test_support_past_token_1000_is_found_in_its_window(verifier: Verifier) -> N
     assert "Harbour Bridge was opened" in claim.evidence.snippet
     # BM25 keeps a few windows (the passage has far more); the best one entails the claim, so
     # the others are never scored (early exit).
-    assert counting.calls[0] == 1 and sum(counting.calls) <= 3
+    assert counting.sizes[0] == 1 and sum(counting.sizes) <= 3
     assert "BM25 top-3 of" in (r.verdict.method or "")
 
 
@@ -149,15 +132,15 @@ def test_all_pairs_go_in_one_call_and_pruning_off_scores_every_window(verifier: 
     # sentences of that window sharing its words) in one call; a claim it settles costs that one
     # pair, an unsettled one every window (+1 when its first premise was a short one). "It has
     # a large yard." is in no passage, so at least that claim is scored on every window.
-    assert counting.calls[0] == 2
+    assert counting.sizes[0] == 2
     n = n_windows
     assert len(counting.calls) == 2
-    assert sum(counting.calls) in (n + 1, n + 2, 2 * n, 2 * n + 1, 2 * n + 2)
+    assert sum(counting.sizes) in (n + 1, n + 2, 2 * n, 2 * n + 1, 2 * n + 2)
     off = Counting(verifier)
     plain = {"hallucination": {**config["hallucination"], "speed": {"sentence_first": False}}}
     check(Guardrail(plain, verifier=off), "The depot on street 3 opens daily. It has a large yard.",
           passages)  # fmt: skip
-    assert off.calls[0] == 2 and sum(off.calls) in (n + 1, 2 * n)  # without short premises
+    assert off.sizes[0] == 2 and sum(off.sizes) in (n + 1, 2 * n)  # without short premises
 
 
 def test_chinese_claims_are_unverified_with_the_reason(guard: Guardrail) -> None:

@@ -141,13 +141,23 @@ def _wrong_value(span: Span, source: str = "knowledge base") -> CoherenceResult:
     )
 
 
-def test_one_wrong_value_is_counted_once_by_fact_validation() -> None:
-    value = Span(start=43, end=52)
+def _kb_contradiction_at(value: Span) -> FactualValidationResult:
+    """Fact validation that found John's department recorded as Sales, not the value at
+    ``value``."""
     validation = contradiction("John", "department", "Marketing", "Sales", 0.99)
     validation.claim.object_span = value
-    fact = FactualValidationResult(score=0.0, claim_validations=[validation])
-    restated = HallucinationFlag(type=HallucinationType.WRONG_ATTRIBUTE, span=value,
-                                 content="Marketing", confidence=1.0, severity=0.8)  # fmt: skip
+    return FactualValidationResult(score=0.0, claim_validations=[validation])
+
+
+def _wrong_attribute(span: Span, content: str) -> HallucinationFlag:
+    return HallucinationFlag(type=HallucinationType.WRONG_ATTRIBUTE, span=span,
+                             content=content, confidence=1.0, severity=0.8)  # fmt: skip
+
+
+def test_one_wrong_value_is_counted_once_by_fact_validation() -> None:
+    value = Span(start=43, end=52)
+    fact = _kb_contradiction_at(value)
+    restated = _wrong_attribute(value, "Marketing")
     b = confidence_score(_wrong_value(value), fact, [restated], ConfidenceWeights())
     # the flag restating the contradiction and coherence's mismatch on the value drop out
     assert b.hallucination == 1.0
@@ -165,11 +175,8 @@ def test_one_wrong_value_is_counted_once_by_fact_validation() -> None:
 
 def test_findings_on_other_values_or_sources_still_count() -> None:
     value, elsewhere = Span(start=43, end=52), Span(start=60, end=65)
-    validation = contradiction("John", "department", "Marketing", "Sales", 0.99)
-    validation.claim.object_span = value
-    fact = FactualValidationResult(score=0.0, claim_validations=[validation])
-    other = HallucinationFlag(type=HallucinationType.WRONG_ATTRIBUTE, span=elsewhere,
-                              content="Paris", confidence=1.0, severity=0.8)  # fmt: skip
+    fact = _kb_contradiction_at(value)
+    other = _wrong_attribute(elsewhere, "Paris")
     b = confidence_score(_wrong_value(elsewhere), fact, [other], ConfidenceWeights())
     assert b.hallucination == pytest.approx(0.2) and b.entity == 0.5
     # a mismatch with the dialogue's registry is coherence's own finding
