@@ -83,8 +83,9 @@ class GuardrailHook:
         self.retriever = retriever
         self.knowledge_base = knowledge_base
 
-    def guard_input(self, messages: list[BaseMessage]) -> dict[str, Any] | None:
-        """The guardrail input for the final answer, or ``None`` when there is none to check."""
+    def guard_input(self, messages: list[BaseMessage]) -> Logic[Never, dict[str, Any] | None]:
+        """The guardrail input for the final answer, or ``None`` when there is none to check
+        (sans-IO: the retriever is a yielded call, awaited on the async path)."""
         if not messages or not isinstance(messages[-1], AIMessage):
             return None
         answer = messages[-1]
@@ -92,7 +93,8 @@ class GuardrailHook:
             return None
         query, passages = turn_evidence(messages[:-1])
         if self.retriever is not None and query:
-            passages += [Passage.coerce(d) for d in self.retriever.invoke(query)]
+            found = yield Call(self.retriever.invoke, self.retriever.ainvoke, (query,))
+            passages += [Passage.coerce(d) for d in found]
         data: dict[str, Any] = {"query": query, "response": answer.text, "passages": passages}
         if self.knowledge_base is not None:
             data["knowledge_base"] = self.knowledge_base
@@ -124,7 +126,7 @@ class GuardrailHook:
 
     def _steps(self, state: Any) -> Logic[Never, dict[str, Any] | None]:
         messages = list(state["messages"])
-        data = self.guard_input(messages)
+        data = yield from self.guard_input(messages)
         if data is None:
             return None
         report = yield Call(self.guardrail.invoke, self.guardrail.ainvoke, (data,))
@@ -211,10 +213,13 @@ class GuardedAgent(StreamsThroughGuard, Runnable[Any, Any]):
                 return message.text
         return ""
 
-    def _base(self, query: str, tools: list[Passage], child: RunnableConfig) -> dict[str, Any]:
+    def _base(
+        self, query: str, tools: list[Passage], child: RunnableConfig
+    ) -> Logic[Never, dict[str, Any]]:
         passages = list(tools)
         if self.hook.retriever is not None and query:
-            passages += [Passage.coerce(d) for d in self.hook.retriever.invoke(query, child)]
+            found = yield Call.invoke(self.hook.retriever, query, child)
+            passages += [Passage.coerce(d) for d in found]
         base: dict[str, Any] = {"query": query, "passages": passages}
         if self.hook.knowledge_base is not None:
             base["knowledge_base"] = self.hook.knowledge_base
@@ -247,9 +252,11 @@ class GuardedAgent(StreamsThroughGuard, Runnable[Any, Any]):
             state["guard"], state["tool_turn"] = None, True
         return (None if state["tool_turn"] else message.text), None
 
-    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+    def _guard(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> Logic[Never, SentenceGuard]:
         if state.get("guard") is None:
-            base = self._base(state["query"], state["tools"], child)
+            base = yield from self._base(state["query"], state["tools"], child)
             state["guard"] = SentenceGuard(self.hook.guardrail, base, self.streaming, child)
         guard: SentenceGuard = state["guard"]
         return guard

@@ -295,9 +295,12 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         async for token in self.generate.astream(self._prompt_vars(data), child):
             yield token
 
-    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
-        guard: SentenceGuard = state["guard"]
+    def _guard(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> Logic[Never, SentenceGuard]:
+        guard: SentenceGuard = state["guard"]  # made with the passages when the stream opened
         return guard
+        yield  # a generator like every guard's, with no call to make
 
     def _shown(self, item: Any, state: dict[str, Any]) -> Any:
         return item if isinstance(item, str) else None  # checks stay events; the answer is last

@@ -111,18 +111,24 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
         self.knowledge_base = knowledge_base
         self.streaming = streaming
 
-    def guard_input(self, value: Any, output: Any, config: RunnableConfig) -> dict[str, Any]:
-        """Build the guardrail input from the chain's input and output."""
-        data = self.evidence(value, output, config)
+    def guard_input(
+        self, value: Any, output: Any, config: RunnableConfig
+    ) -> Logic[Never, dict[str, Any]]:
+        """The guardrail input from the chain's input and output (sans-IO: the retriever, when
+        it is needed, is a yielded call, so ``ainvoke`` awaits it)."""
+        data = yield from self.evidence(value, output, config)
         data["response"] = answer_text(output, self.answer_key)
         return data
 
-    def evidence(self, value: Any, output: Any, config: RunnableConfig) -> dict[str, Any]:
-        """The guardrail input without the response: query, passages, KB, dialogue, ids."""
+    def evidence(
+        self, value: Any, output: Any, config: RunnableConfig
+    ) -> Logic[Never, dict[str, Any]]:
+        """The guardrail input without the response: query, passages, KB, dialogue, ids
+        (sans-IO, as :meth:`guard_input`)."""
         query = query_text(value, output)
         raw = output.get(self.context_key) if isinstance(output, dict) else None
         if raw is None and self.retriever is not None:
-            raw = self.retriever.invoke(query, config)
+            raw = yield Call.invoke(self.retriever, query, config)
         passages = [Passage.coerce(p) for p in (raw or [])]
         if self.embeddings is not None:
             passages = score_missing(query, passages, self.embeddings)
@@ -155,7 +161,8 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
 
     def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Any]:
         output = yield Call.invoke(self.chain, value, child)
-        report = yield Call.invoke(self.guardrail, self.guard_input(value, output, child), child)
+        data = yield from self.guard_input(value, output, child)
+        report = yield Call.invoke(self.guardrail, data, child)
         return self.decide(output, report)
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:
@@ -216,11 +223,13 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
             return AddableDict({self.answer_key: item})
         return AIMessageChunk(content=item) if kind == "message" else item
 
-    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
+    def _guard(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> Logic[Never, SentenceGuard]:
         if state.get("guard") is None:
             context = self.context_key
             output = {context: state[context]} if context in state else None
-            evidence = self.evidence(value, output, child)
+            evidence = yield from self.evidence(value, output, child)
             state["guard"] = SentenceGuard(self.guardrail, evidence, self._settings(), child)
         guard: SentenceGuard = state["guard"]
         return guard

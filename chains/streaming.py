@@ -111,8 +111,11 @@ class StreamsThroughGuard:
         """Async :meth:`_chunks`."""
         raise NotImplementedError
 
-    def _guard(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> SentenceGuard:
-        """The stream's guard (``state["guard"]``), made when the first text arrives."""
+    def _guard(
+        self, value: Any, state: dict[str, Any], child: RunnableConfig
+    ) -> Logic[Never, SentenceGuard]:
+        """The stream's guard (``state["guard"]``), made when the first text arrives (sans-IO:
+        fetching its evidence, e.g. from a retriever, is a yielded call)."""
         raise NotImplementedError
 
     def _text(self, chunk: Any, state: dict[str, Any]) -> tuple[str | None, Any]:
@@ -146,7 +149,7 @@ class StreamsThroughGuard:
             yield passthrough
         if not text:
             return False
-        guard = self._guard(value, state, child)
+        guard = yield from self._guard(value, state, child)
         yield from mapped(guard.feed_steps(text), lambda item: self._shown(item, state))
         return guard.stopped
 

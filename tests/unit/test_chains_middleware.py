@@ -14,7 +14,7 @@ from langchain_classic.chains import create_retrieval_chain
 from langchain_classic.chains.combine_documents import create_stuff_documents_chain
 from langchain_core.documents import Document
 from langchain_core.language_models import FakeListChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 
@@ -114,6 +114,43 @@ def test_retriever_fetches_evidence_for_plain_chains() -> None:
     out = safe.invoke("When is the meeting?")
     assert isinstance(out, AIMessage) and out.content == "Thursday at 10:00."
     assert calls == ["When is the meeting?"]
+
+
+class AsyncOnlyRetriever:
+    """A retriever whose sync form fails: the async paths must await ``ainvoke``."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def runnable(self) -> RunnableLambda[str, list[Document]]:
+        def sync(query: str) -> list[Document]:
+            raise AssertionError("the async path called the retriever synchronously")
+
+        async def asynch(query: str) -> list[Document]:
+            self.calls.append(query)
+            return DOCS
+
+        return RunnableLambda(sync, afunc=asynch)
+
+
+async def test_async_paths_await_the_retriever() -> None:
+    from chains.agent_middleware import GuardrailHook
+    from chains.results import OnFail
+
+    retriever = AsyncOnlyRetriever()
+    chain = RunnableLambda(lambda q: AIMessage(content="Thursday at 10:00."))
+    safe = with_guardrail(chain, Guardrail(ACCEPT_ALL), retriever=retriever.runnable())
+    out = await safe.ainvoke("When is the meeting?")
+    assert out.content == "Thursday at 10:00."
+    chunks = [c async for c in safe.astream("When is it?")]
+    assert isinstance(chunks[-1], GuardReport) and chunks[-1].original == "Thursday at 10:00."
+    hook = GuardrailHook(Guardrail(ACCEPT_ALL), OnFail.RAISE, retriever.runnable(), None)
+    messages = [HumanMessage(content="When?"), AIMessage(content="On Thursday.", id="a1")]
+    update = await hook.acall({"messages": messages})
+    assert update is not None and update["messages"][0].content == "On Thursday."
+    assert retriever.calls == ["When is the meeting?", "When is it?", "When?"]
+    with pytest.raises(AssertionError, match="synchronously"):
+        safe.invoke("When?")  # the sync path keeps the sync form
 
 
 async def test_ainvoke() -> None:
