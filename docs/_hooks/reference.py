@@ -515,6 +515,38 @@ def render_decisions(split: str) -> str:
     return "\n".join(lines)
 
 
+#: Levers for claim accuracy (issue 30), each with the file of its run; the dev figures of a
+#: calibration refit are fitted on those dev parts (in-sample), the others are not.
+CLAIM_LEVERS = (
+    ("decisions_session9_claimlevel.json", "what ships (session 9 install)", "yes"),
+    ("decisions_session12_dev_shipped.json", "what ships (session 12 install)", "yes"),
+    ("decisions_session13_test_shipped.json", "what ships (session 13 install)", "yes"),
+    ("decisions_session10_refit_not_shipped.json", "calibration refit, 5 features (dev in-sample)", "no"),
+    ("decisions_session11_shape_intercepts_not_shipped.json", "calibration with per-shape intercepts (dev in-sample)", "no"),
+    ("decisions_session12_hybrid_bundled_v4_not_shipped.json", "bundled + verifier-v4 hybrid", "no"),
+    ("decisions_session13_four_windows_not_shipped.json", "4 windows per claim (`four_windows.yaml`)", "no"),
+    ("decisions_session13_six_windows_dev_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
+    ("decisions_session13_six_windows_test_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
+    ("decisions_session13_exhaustive_windows_not_shipped.json", "every window (`exhaustive_windows.yaml`)", "no"),
+)  # fmt: skip
+LEVER_SETS = ("qags", "factcheck_gpt", "wice", "halueval", "lfqa_rag", "all")
+
+
+def render_claim_levers() -> str:
+    """Claim bAcc of each lever of :data:`CLAIM_LEVERS` per split it was run on."""
+    lines = [
+        "| lever | split | " + " | ".join(f"`{k}`" for k in LEVER_SETS) + " | shipped | file |",
+        "|---|---|" + "---:|" * len(LEVER_SETS) + "---|---|",
+    ]
+    for name, label, shipped in CLAIM_LEVERS:
+        for split, sets in _load(name)["splits"].items():
+            cells = [pct((sets.get(k) or {}).get("claim_bacc")) for k in LEVER_SETS]
+            lines.append(
+                f"| {label} | {split} | " + " | ".join(cells) + f" | {shipped} | `{name}` |"
+            )
+    return "\n".join(lines)
+
+
 def render_decision_runs() -> str:
     """Where each decisions file comes from: commit, config, time."""
     lines = ["| file | commit | config | dev time (wall s) | test time (wall s) |",
@@ -616,6 +648,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "decisions-test": lambda: render_decisions("test"),
     "decisions-dev": lambda: render_decisions("dev"),
     "decision-runs": render_decision_runs,
+    "claim-levers": render_claim_levers,
     "latency": render_latency,
     "verifier": render_verifier,
 }

@@ -12,13 +12,16 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.decisions import (
+    SCORE_PACKAGES,
     Judged,
     align,
     balanced_accuracy,
     by_setting,
     delivery,
+    environment,
     judged_from_report,
     main,
+    merge_results,
     metrics,
     pooled,
     shown_unmarked,
@@ -358,6 +361,20 @@ def test_merge_splits_of_the_same_code_only(tmp_path: Path) -> None:
     (tmp_path / "other.json").write_text(json.dumps(other))
     with pytest.raises(ValueError, match="different code"):
         main(["--merge", str(tmp_path / "other.json"), "--out", str(out)])
+
+
+def test_environment_is_recorded_and_merges_only_when_equal(tmp_path: Path) -> None:
+    env = environment()
+    assert env["python"] and env["onnxruntime"] and env["tokenizers"]  # installed here
+    assert set(env) == {"python", *SCORE_PACKAGES}
+    m = metrics([Judged(_item([True]), "VERIFIED", "accept", 0.9, [(0, 9, "supported")])])
+    base = {"code": {"commit": "abc", "source_sha256": "s1"}, "limit": None, "config": None}
+    old = {**base, "splits": {"test": {"qags": m}}}  # written before environments were kept
+    dev = {**base, "environment": env, "splits": {"dev": {"qags": m}}}
+    assert set(merge_results(old, dev)["splits"]) == {"test", "dev"}
+    moved = {**base, "environment": {**env, "onnxruntime": "0.0.1"}, "splits": {"x": {}}}
+    with pytest.raises(ValueError, match="different environment"):
+        merge_results(dev, moved)
 
 
 def test_missing_data_dir_is_a_clear_exit(
