@@ -38,7 +38,8 @@ if [ ! -f .venv/.llama-portable ] || [ "$(cat .venv/.llama-portable)" != "$LLAMA
     --no-cache-dir --force-reinstall --no-deps "llama-cpp-python>=0.3"
   echo "$LLAMA_CMAKE_ARGS" > .venv/.llama-portable
 fi
-.venv/bin/python -m pip install --quiet -e ".[all,local-llm,dev,docs]"
+# constraints.txt: the versions of the packages that move the scores, as the benchmarks ran.
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[all,local-llm,dev,docs]"
 if [ "${GUARDRAIL_SKIP_DEMO:-0}" != "1" ]; then
   HF_HUB_OFFLINE=1 .venv/bin/guardrail demo
 fi
