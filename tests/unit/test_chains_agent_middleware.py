@@ -149,3 +149,25 @@ async def test_streamed_agent_stop_and_events(checker: Guardrail) -> None:
     ]
     text = "".join(c for c in chunks if isinstance(c, str))
     assert "Bring notes" not in text and "stopped by the fact checker" in text
+
+
+async def test_streamed_agent_awaits_its_retriever(checker: Guardrail) -> None:
+    """The retriever's documents join the tool results as evidence; on ``astream`` its async
+    form is awaited (its sync form fails here)."""
+    from langchain_core.runnables import RunnableLambda
+
+    asked: list[str] = []
+
+    def sync(query: str) -> list[str]:
+        raise AssertionError("the async stream called the retriever synchronously")
+
+    async def asynch(query: str) -> list[str]:
+        asked.append(query)
+        return ["The meeting with John is held in room 9C."]
+
+    retriever = RunnableLambda(sync, afunc=asynch)
+    guarded = guard_agent(streaming_agent(ANSWER), checker, "annotate", retriever=retriever)
+    items = [i async for i in guarded.astream(QUESTION)]
+    checks = [i for i in items if isinstance(i, SentenceCheck)]
+    assert asked == ["When and where is the meeting with John?"]
+    assert [c.passed for c in checks][:2] == [True, True]  # room 9C is in the retrieved text
