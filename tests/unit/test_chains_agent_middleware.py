@@ -20,6 +20,7 @@ from chains.stream_checks import SentenceCheck
 from guardrail.errors import GuardrailRejected
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
+from tests.async_retriever import async_only_retriever
 from tests.stage_names import STAGES
 
 pytest.importorskip(
@@ -154,18 +155,7 @@ async def test_streamed_agent_stop_and_events(checker: Guardrail) -> None:
 async def test_streamed_agent_awaits_its_retriever(checker: Guardrail) -> None:
     """The retriever's documents join the tool results as evidence; on ``astream`` its async
     form is awaited (its sync form fails here)."""
-    from langchain_core.runnables import RunnableLambda
-
-    asked: list[str] = []
-
-    def sync(query: str) -> list[str]:
-        raise AssertionError("the async stream called the retriever synchronously")
-
-    async def asynch(query: str) -> list[str]:
-        asked.append(query)
-        return ["The meeting with John is held in room 9C."]
-
-    retriever = RunnableLambda(sync, afunc=asynch)
+    retriever, asked = async_only_retriever(["The meeting with John is held in room 9C."])
     guarded = guard_agent(streaming_agent(ANSWER), checker, "annotate", retriever=retriever)
     items = [i async for i in guarded.astream(QUESTION)]
     checks = [i for i in items if isinstance(i, SentenceCheck)]

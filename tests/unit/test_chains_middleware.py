@@ -23,6 +23,7 @@ from guardrail.errors import GuardrailRejected, InputError
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 from guardrail.tracing import RunTreeCollector
+from tests.async_retriever import async_only_retriever
 from tests.stage_names import STAGES
 
 DOCS = [
@@ -116,39 +117,22 @@ def test_retriever_fetches_evidence_for_plain_chains() -> None:
     assert calls == ["When is the meeting?"]
 
 
-class AsyncOnlyRetriever:
-    """A retriever whose sync form fails: the async paths must await ``ainvoke``."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def runnable(self) -> RunnableLambda[str, list[Document]]:
-        def sync(query: str) -> list[Document]:
-            raise AssertionError("the async path called the retriever synchronously")
-
-        async def asynch(query: str) -> list[Document]:
-            self.calls.append(query)
-            return DOCS
-
-        return RunnableLambda(sync, afunc=asynch)
-
-
 async def test_async_paths_await_the_retriever() -> None:
     from chains.agent_middleware import GuardrailHook
     from chains.results import OnFail
 
-    retriever = AsyncOnlyRetriever()
+    retriever, asked = async_only_retriever(DOCS)
     chain = RunnableLambda(lambda q: AIMessage(content="Thursday at 10:00."))
-    safe = with_guardrail(chain, Guardrail(ACCEPT_ALL), retriever=retriever.runnable())
+    safe = with_guardrail(chain, Guardrail(ACCEPT_ALL), retriever=retriever)
     out = await safe.ainvoke("When is the meeting?")
     assert out.content == "Thursday at 10:00."
     chunks = [c async for c in safe.astream("When is it?")]
     assert isinstance(chunks[-1], GuardReport) and chunks[-1].original == "Thursday at 10:00."
-    hook = GuardrailHook(Guardrail(ACCEPT_ALL), OnFail.RAISE, retriever.runnable(), None)
+    hook = GuardrailHook(Guardrail(ACCEPT_ALL), OnFail.RAISE, retriever, None)
     messages = [HumanMessage(content="When?"), AIMessage(content="On Thursday.", id="a1")]
     update = await hook.acall({"messages": messages})
     assert update is not None and update["messages"][0].content == "On Thursday."
-    assert retriever.calls == ["When is the meeting?", "When is it?", "When?"]
+    assert asked == ["When is the meeting?", "When is it?", "When?"]
     with pytest.raises(AssertionError, match="synchronously"):
         safe.invoke("When?")  # the sync path keeps the sync form
 
