@@ -1,6 +1,6 @@
 """A LangChain v1 agent middleware: check the agent's final answer in an ``after_model`` hook.
 
-Needs the ``langchain`` package (v1, ``pip install 'guardrail[chains]'``); it is imported when
+Needs the ``langchain`` package (v1, ``pip install 'answer-guardrail[chains]'``); it is imported when
 the middleware is built, not when this module is imported.
 
 The hook looks at the model's last message. Tool calls pass through; a final answer is checked

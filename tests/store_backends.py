@@ -27,7 +27,7 @@ def postgres_url() -> str:
             f"no PostgreSQL server for the store tests: set ${POSTGRES_ENV} "
             '(export GUARDRAIL_TEST_POSTGRES_URL="$(bash .ci/postgres.sh)" starts one)'
         )
-    psycopg = pytest.importorskip("psycopg", reason="pip install 'guardrail[postgres]'")
+    psycopg = pytest.importorskip("psycopg", reason="pip install 'answer-guardrail[postgres]'")
     try:
         psycopg.connect(url, connect_timeout=5).close()
     except psycopg.Error as exc:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from guardrail._version import DISTRIBUTION, __version__
 from guardrail.errors import GuardrailError
 
 COMMANDS: tuple[str, ...] = (
@@ -39,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every available subcommand."""
     parser = argparse.ArgumentParser(
         prog="guardrail", description="Check LLM answers before users see them."
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__} (installed as {DISTRIBUTION})",
+        help="print the version and exit",
     )
     loud = parser.add_mutually_exclusive_group()
     loud.add_argument(

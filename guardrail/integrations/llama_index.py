@@ -21,7 +21,7 @@
   LlamaIndex ``BaseEmbedding``; :class:`ExtractiveLLM` answers from the context without a
   model (use it with :data:`EXTRACTIVE_QA_TEMPLATE`), for offline apps and tests.
 
-Needs ``pip install 'guardrail[llama-index]'``.
+Needs ``pip install 'answer-guardrail[llama-index]'``.
 
 Example::
 

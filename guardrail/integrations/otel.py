@@ -14,7 +14,7 @@ sits inside the application's own trace), with a child span per stage run
   ``guardrail.stage.duration_ms``, ``guardrail.stage.reason``.
 
 A run that raises ends its span with status ERROR and the exception recorded. Needs the
-``otel`` extra (``pip install 'guardrail[otel]'``); the SDK and exporter are the caller's.
+``otel`` extra (``pip install 'answer-guardrail[otel]'``); the SDK and exporter are the caller's.
 
 Example::
 

@@ -327,6 +327,10 @@ class Stage(ABC):
     """State fields the stage reads when present: a stage writing one must come earlier."""
     writes: ClassVar[tuple[str, ...]] = ()
     """State fields the stage's update may set (besides its own ``extension``)."""
+    uses: ClassVar[tuple[str, ...]] = ()
+    """Models the stage loads from its resources (``"nlp"``, ``"embedder"``, ``"verifier"``):
+    the packages the configured ones need are checked installed when the guardrail is built
+    (:mod:`guardrail.dependencies`)."""
 
     @classmethod
     def when_disabled(cls, config: GuardrailConfig) -> GuardrailConfig:

@@ -22,6 +22,7 @@ class CoherenceStage(Stage):
     name = "coherence"
     reads = ("language", "doc")
     writes = ("coherence",)
+    uses = ("nlp", "embedder")
 
     def skip_reason(self, state: PipelineState) -> str | None:
         """The rules read an English parse: other languages are recorded as not checked."""

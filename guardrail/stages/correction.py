@@ -21,6 +21,7 @@ class CorrectionStage(Stage):
     name = "correction"
     reads = ("claims", "extracted_claims", "factual", "flags", "verdict", "coherence", "doc")
     writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud")
+    uses = ("nlp", "embedder", "verifier")
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
         from guardrail.correction import vocabulary_of

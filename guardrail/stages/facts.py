@@ -21,6 +21,7 @@ class FactValidationStage(Stage):
     name = "fact_validation"
     reads = ("doc",)
     writes = ("extracted_claims", "factual")
+    uses = ("nlp", "embedder", "verifier")
 
     def skip_reason(self, state: PipelineState) -> str | None:
         if state.input.knowledge_base is None and not state.input.dialogue.turns:

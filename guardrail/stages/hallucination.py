@@ -208,6 +208,7 @@ class HallucinationStage(Stage):
     reads = ("claims", "factual", "language", "doc")
     """``factual`` gives the WRONG_ATTRIBUTE flags: fact validation must run first."""
     writes = ("claims", "verdict", "flags", "language")
+    uses = ("nlp", "embedder", "verifier")
 
     def skip_reason(self, state: PipelineState) -> str | None:
         data = state.input

@@ -28,7 +28,7 @@ from guardrail.store.sqlite import (
 def open_store(spec: str | Path, create: bool = True) -> ReportStore:
     """The report store ``spec`` names: a ``postgresql://`` URL, else a SQLite file.
 
-    A URL needs ``pip install 'guardrail[postgres]'`` (the error says so when it is missing).
+    A URL needs ``pip install 'answer-guardrail[postgres]'`` (the error says so when it is missing).
     """
     text = str(spec)
     if text.startswith(("postgresql://", "postgres://")):

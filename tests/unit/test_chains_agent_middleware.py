@@ -24,7 +24,7 @@ from tests.async_retriever import async_only_retriever
 from tests.stage_names import STAGES
 
 pytest.importorskip(
-    "langchain.agents", reason="needs langchain v1: pip install 'guardrail[chains]'"
+    "langchain.agents", reason="needs langchain v1: pip install 'answer-guardrail[chains]'"
 )
 
 ACCEPT_ALL = {

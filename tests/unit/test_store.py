@@ -256,7 +256,7 @@ def test_a_postgres_url_without_the_driver_says_what_to_install(
     from guardrail.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
-    with pytest.raises(MissingDependencyError, match=r"pip install 'guardrail\[postgres\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'answer-guardrail\[postgres\]'"):
         open_store("postgresql://guardrail@127.0.0.1:1/none")
 
 
