@@ -134,7 +134,8 @@ def response_verdict(
         method: how the scores were obtained (recorded in the verdict).
         threshold: the claim threshold (default: T(rs), or the calibrated one).
         thresholds: per entry of ``entailments``, its own threshold (claims routed to
-            verifiers with calibrations of their own); default ``threshold`` for each.
+            verifiers with calibrations of their own); default ``threshold`` for each. The
+            verdict then shows the weakest claim's threshold.
     """
     if threshold is None:
         threshold = config.threshold.threshold(retrieval_score)
@@ -155,6 +156,9 @@ def response_verdict(
             why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)
+    if thresholds is not None:  # the weakest claim's own threshold is the one shown
+        weakest = min((e, t) for e, t in zip(entailments, cuts, strict=True) if e is not None)
+        base = base.model_copy(update={"threshold": weakest[1]})
     if config.policy == "ratio":
         outcome = ratio_rule(statuses, config.contradiction_ratio, config.neutral_ratio)
         hallucination = outcome.hallucination
