@@ -169,3 +169,21 @@ def test_japanese_and_korean_claims_without_a_route_name_the_preset(language: st
     [claim] = report.claims
     assert claim.language == language and claim.status.value == "unverified"
     assert f"--route {language}=mdeberta-v3-base-xnli-2mil7" in (claim.reason or "")
+
+
+def test_an_english_claim_against_chinese_evidence_goes_to_the_route_reading_both() -> None:
+    answer = "The paper was published in 2023 by a team at Tsinghua University."
+    premise = "这篇论文发表于 2023 年，作者来自清华大学。"
+    plain = Guardrail().invoke({"response": answer, "passages": [premise]})
+    assert plain.verdict.label.value == "UNVERIFIED"
+    assert "--route zh=multilingual-minilmv2-l6-xnli" in (plain.verdict.reason or "")
+    both = ScriptedVerifier(
+        default="entailment", name="xnli", languages=("en", "zh"), calibration_id=None
+    )
+    report = Guardrail({"models": {"verifier_languages": {"zh": both}}}).invoke(
+        {"response": answer, "passages": [premise]}
+    )
+    [claim] = report.claims
+    assert claim.language == "en" and claim.status.value == "supported"
+    assert "verifier xnli" in (claim.reason or "")
+    assert both.calls  # the bundled English model never read the Chinese passage
