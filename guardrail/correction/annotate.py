@@ -125,13 +125,18 @@ def annotation_edits(
     return edits
 
 
-_CJK_PUNCTUATION = "。！？，、；：」』）】》〉”’"
+_CJK_PUNCTUATION = "。！？，、；：」』）】》〉"
+_CLOSERS = "\"'”’」』）】》〉)]"
 
 
 def _gap(text: str, end: int) -> str:
     """What goes between annotated text and its marker: nothing after CJK text or full-width
-    punctuation (CJK puts no space between sentences), else one space."""
-    if end > 0 and (text[end - 1] in _CJK_PUNCTUATION or cjk_count(text[end - 1])):
+    punctuation (CJK puts no space between sentences), else one space. Closing quotes are
+    looked through (``…发表的。”`` is CJK, ``…said.”`` is not)."""
+    i = end
+    while i > 0 and text[i - 1] in _CLOSERS:
+        i -= 1
+    if i > 0 and (text[i - 1] in _CJK_PUNCTUATION or cjk_count(text[i - 1])):
         return ""
     return " "
 
