@@ -206,3 +206,38 @@ def test_routed_contradiction_flags_the_chinese_claim(
     assert any(f["type"] == "contradicts_fact" for f in flags)
     assert all(f["span"]["end"] <= len(CLAIM) for f in flags)
     assert np.isclose(claim["scores"]["contradiction"], max(claim["scores"].values()))
+
+
+def test_calibrate_claims_fits_a_routed_preset_for_one_language(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path
+) -> None:
+    from guardrail.cli import main
+    from guardrail.hallucination.calibration import ClaimCalibrator
+    from guardrail.hallucination.calibration_registry import calibration_for
+
+    pairs = [
+        ("小明今年 18 岁，正在清华大学读计算机专业。", "小明是一名大学生。", 1),
+        ("这篇论文发表于 2023 年。", "这篇论文是 2021 年发表的。", 0),
+        (PREMISE, CLAIM, 1),
+        (PREMISE, "AlphaCodium 是 Google 在 2024 年发布的代码生成工具。", 0),
+    ]
+    data = tmp_path / "zh.jsonl"
+    rows = [
+        {"evidence": p, "claim": c, "label": y, "group": f"g{k}-{i}"}
+        for k in range(12)
+        for i, (p, c, y) in enumerate(pairs)
+    ]
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    out = tmp_path / "calibrations" / "minilm-zh.json"
+    spec = f"{MINILM}={models[MINILM]}"
+    args = ["calibrate-claims", "--verifier", spec, "--language", "zh"]
+    assert main([*args, "--data", str(data), "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["verifier"] == MINILM
+    meta = ClaimCalibrator.load(out).meta
+    assert meta["verifier_id"] == MINILM and meta["language"] == "zh"
+    verifier = _load(models, MINILM)
+    folder = str(out.parent)
+    assert calibration_for(verifier, folder, language="zh").label == "calibration minilm-zh.json"
+    # for claims in another language the preset stays uncalibrated, and says so
+    other = calibration_for(verifier, folder, language="de")
+    assert other.calibrator is None and other.label == "uncalibrated (threshold 0.5)"
