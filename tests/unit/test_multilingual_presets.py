@@ -241,3 +241,15 @@ def test_calibrate_claims_fits_a_routed_preset_for_one_language(
     # for claims in another language the preset stays uncalibrated, and says so
     other = calibration_for(verifier, folder, language="de")
     assert other.calibrator is None and other.label == "uncalibrated (threshold 0.5)"
+
+
+def test_verifiers_listing_shows_each_presets_languages() -> None:
+    from guardrail.cli.verifiers import render_markdown, render_text, rows
+
+    text = render_text(rows())
+    assert f"{MINILM:<30} nli" in text
+    assert "languages: en, ar, bg, de, el, es, fr, hi, ru, sw, th, tr, ur, vi, zh" in text
+    table = render_markdown(rows())
+    root = Path(__file__).resolve().parents[2]
+    for doc in (root / "README.md", root / "docs" / "how-to" / "verifier.md"):
+        assert table in doc.read_text(encoding="utf-8"), f"{doc.name}: presets table out of date"
