@@ -187,3 +187,14 @@ def test_an_english_claim_against_chinese_evidence_goes_to_the_route_reading_bot
     assert claim.language == "en" and claim.status.value == "supported"
     assert "verifier xnli" in (claim.reason or "")
     assert both.calls  # the bundled English model never read the Chinese passage
+
+
+def test_removing_a_contradicted_chinese_sentence_leaves_the_rest_intact() -> None:
+    premise = SUPPORTED[0] + CONTRADICTED[0]
+    answer = SUPPORTED[1] + CONTRADICTED[1]
+    model = _zh_model(**{SUPPORTED[1]: "entailment", CONTRADICTED[1]: "contradiction"})
+    report = _run(model, premise, answer)
+    assert [c.status.value for c in report.claims] == ["supported", "contradicted"]
+    [removal] = [c for c in report.corrections if c.type.value == "removal"]
+    assert answer[removal.span.start : removal.span.end] == CONTRADICTED[1]
+    assert report.delivered_text == SUPPORTED[1]
