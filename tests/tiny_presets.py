@@ -209,3 +209,136 @@ def _loader(arch: str) -> Any:
     import transformers
 
     return getattr(transformers, arch).from_pretrained
+
+
+ZH_SENTENCES = [
+    "小明今年 18 岁，正在清华大学读计算机专业。",
+    "小明是一名大学生。",
+    "这篇论文发表于 2023 年。",
+    "这篇论文是 2021 年发表的。",
+    "AlphaCodium 是一种基于代码生成的新方法，通过迭代改进提升 LLM 的代码能力。",
+    "该方法在 CodeContests 数据集上达到了 state-of-the-art 的性能。",
+    "AlphaCodium 是 Google 在 2024 年发布的代码生成工具。它使用强化学习来训练模型。",
+    "東京は日本の首都です。서울은 한국의 수도이다.",
+]
+"""Text the multilingual tokenizers are trained on: the original detector's Chinese examples,
+a Japanese and a Korean sentence, and the English sentences above."""
+
+ID2LABEL = {0: "entailment", 1: "neutral", 2: "contradiction"}
+"""The ``id2label`` of both multilingual model cards' ``config.json``."""
+
+
+def _unigram(special: list[str], template: tuple[str, str], specials: list[tuple[str, int]]) -> Any:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(prepend_scheme="always")
+    trainer = trainers.UnigramTrainer(vocab_size=400, special_tokens=special, unk_token=special[3])
+    tok.train_from_iterator(SENTENCES + ZH_SENTENCES, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single=template[0], pair=template[1], special_tokens=specials
+    )
+    return tok
+
+
+def xlmr_tokenizer() -> Any:
+    """A SentencePiece-style Unigram tokenizer with XLM-R's layout (multilingual MiniLMv2):
+    ``<s>`` 0, ``<pad>`` 1, ``</s>`` 2, ``<unk>`` 3; a pair is ``<s> A </s></s> B </s>``, all
+    token types 0."""
+    from transformers import PreTrainedTokenizerFast
+
+    tok = _unigram(
+        ["<s>", "<pad>", "</s>", "<unk>"],
+        ("<s> $A </s>", "<s> $A </s> </s> $B </s>"),
+        [("<s>", 0), ("</s>", 2)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        model_max_length=512,
+    )
+
+
+def mdeberta_tokenizer() -> Any:
+    """A Unigram tokenizer with mDeBERTa-v3's layout: ``[PAD]`` 0, ``[CLS]`` 1, ``[SEP]`` 2,
+    ``[UNK]`` 3; a pair is ``[CLS] A [SEP] B [SEP]`` (B's token type 1)."""
+    from transformers import PreTrainedTokenizerFast
+
+    tok = _unigram(
+        ["[PAD]", "[CLS]", "[SEP]", "[UNK]"],
+        ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
+        [("[CLS]", 1), ("[SEP]", 2)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        model_max_length=512,
+    )
+
+
+def build_multilingual_nli(
+    path: Path, arch: str, seed: int = 0, id2label: dict[int, str] | None = None
+) -> Path:
+    """A 3-label NLI cross-encoder of a multilingual preset's architecture: ``xlmr``
+    (``XLMRobertaForSequenceClassification``, multilingual-MiniLMv2-L6) or ``mdeberta``
+    (``DebertaV2ForSequenceClassification`` with mDeBERTa-v3's relative attention, no token
+    types). ``id2label`` defaults to the model cards' (0 entailment, 1 neutral, 2 contradiction).
+    """
+    import torch
+    from transformers import (
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+        XLMRobertaConfig,
+        XLMRobertaForSequenceClassification,
+    )
+
+    torch.manual_seed(seed)
+    labels = dict(id2label or ID2LABEL)
+    small = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
+    )
+    if arch == "xlmr":
+        tok = xlmr_tokenizer()
+        config = XLMRobertaConfig(
+            vocab_size=len(tok),
+            max_position_embeddings=514,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            type_vocab_size=1,
+            **small,
+        )
+        return _save(XLMRobertaForSequenceClassification(config).eval(), tok, path)
+    tok = mdeberta_tokenizer()
+    config = DebertaV2Config(
+        vocab_size=len(tok),
+        max_position_embeddings=512,
+        pad_token_id=0,
+        type_vocab_size=0,
+        relative_attention=True,
+        position_biased_input=False,
+        pos_att_type=["p2c", "c2p"],
+        position_buckets=256,
+        max_relative_positions=-1,
+        **small,
+    )
+    return _save(DebertaV2ForSequenceClassification(config).eval(), tok, path)
+
+
+NLI_HEADS = {"xlmr": "classifier.out_proj", "mdeberta": "classifier"}
+"""The classification head of each multilingual architecture (for :func:`set_head_bias`)."""

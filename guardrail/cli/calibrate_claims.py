@@ -16,7 +16,11 @@ split; sets are weighted equally. Fit on development data only, never on a test 
 use the result: hallucination.calibration: FILE in the config (or a directory of such files:
 the one whose meta.verifier_id names the verifier in use is applied). A verifier with no
 calibration of its own is used uncalibrated (its own probability, threshold 0.5) and
-verdict.method says so."""
+verdict.method says so.
+
+other languages: fit a routed verifier on labelled claims in one language and record it,
+e.g. `--verifier multilingual-minilmv2-l6-xnli=DIR --language zh`; the file then applies to
+the claims in that language routed to that verifier (models.verifier_languages)."""
 
 
 def register(sub: Any) -> None:
@@ -37,6 +41,11 @@ def register(sub: Any) -> None:
         help="comma-separated calibration features",
     )
     p.add_argument("--threads", type=int, default=0, help="verifier threads (0 = default)")
+    p.add_argument(
+        "--language",
+        default=None,
+        help="the rows' language (ISO 639-1, e.g. zh): the calibration applies to claims in it",
+    )
     p.set_defaults(func=run)
 
 
@@ -54,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     verifier = load_verifier(spec, **({"threads": args.threads} if args.threads else {}))
     rows = read_rows(args.data)
     scored = score_rows(rows, verifier)
-    previous = calibration_for(verifier).calibrator
+    language = args.language.strip().lower() if args.language else None
+    previous = calibration_for(verifier, language=language).calibrator
     calibrator, report = fit_claims(
         scored,
         verifier_id(verifier),
@@ -64,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
         previous=previous,
         source=f"{Path(args.data).name}: {len(rows)} labelled claims",
     )
-    folder = bundled_dir() if spec in (None, "bundled") else Path(str(spec))
+    if language:
+        calibrator.meta["language"] = language
+    path = spec.get("path") if isinstance(spec, dict) else spec
+    folder = bundled_dir() if spec in (None, "bundled") else Path(str(path))
     sha = model_sha16(folder) if folder.is_dir() else None
     if sha:
         calibrator.meta["verifier_model_sha256_16"] = sha

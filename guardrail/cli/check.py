@@ -64,6 +64,15 @@ def register(sub: Any) -> None:
         help="verifier preset, path or HF id (models.verifier); A,B for a hybrid with fallback; "
         "a preset from a local copy: PRESET=DIR (`guardrail verifiers` lists the presets)",
     )
+    p.add_argument(
+        "--route",
+        action="append",
+        default=[],
+        metavar="LANG=VERIFIER",
+        help="check claims in LANG with another verifier (repeat; models.verifier_languages), "
+        "e.g. zh=multilingual-minilmv2-l6-xnli, or zh=multilingual-minilmv2-l6-xnli=DIR for a "
+        "local copy; other languages stay with --verifier",
+    )
     p.add_argument("--session-id")
     p.add_argument("--turn-id", type=int)
     p.add_argument("--format", choices=("json", "text"), default="text")
@@ -263,14 +272,24 @@ def run(args: argparse.Namespace) -> int:
         decision = config.decision.model_copy(update={"granularity": args.granularity})
         config = config.model_copy(update={"decision": decision})
     verifier = None
-    if args.verifier:
+    if args.verifier or args.route:
         from guardrail.verifiers import load_verifier
         from guardrail.verifiers.presets import parse_verifier_option
+        from guardrail.verifiers.routing import route_options, routed
 
-        spec = parse_verifier_option(args.verifier)
-        models = config.models.model_copy(update={"verifier": spec})
+        spec = parse_verifier_option(args.verifier) if args.verifier else config.models.verifier
+        update: dict[str, Any] = {"verifier": spec}
+        if args.route:
+            update["verifier_languages"] = route_options(args.route)
+        models = config.models.model_copy(update=update)
         config = config.model_copy(update={"models": models})
-        verifier = load_verifier(spec)  # a missing model ends here: one line, exit 2
+        # a missing model (the default or a route's) ends here: one line, exit 2
+        verifier = load_verifier(spec)
+        languages = models.verifier_languages
+        if isinstance(languages, dict):
+            for route in languages.values():
+                load_verifier(route)
+        verifier = routed(verifier, languages)
     args.response = read_response(args)
     guard = Guardrail(config, verifier=verifier)
     if not args.response.strip():

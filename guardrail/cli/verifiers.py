@@ -11,7 +11,9 @@ from typing import Any
 EPILOG = """\
 use a preset: `guardrail check --verifier minicheck-deberta-l ...` (fetched from the hub by its
 id when the machine can reach it), `--verifier minicheck-deberta-l=./models/x` for a local copy
-(offline), `--verifier hhem-2.1-open,bundled` for a hybrid with fallback. In a config file:
+(offline), `--verifier hhem-2.1-open,bundled` for a hybrid with fallback. Claims in other languages:
+`--route zh=multilingual-minilmv2-l6-xnli` (offline: zh=multilingual-minilmv2-l6-xnli=DIR)
+sends them to a preset that reads them (languages: below). In a config file:
 models.verifier: "minicheck-deberta-l", {"preset": "minicheck-deberta-l", "path": "./models/x"}
 or ["hhem-2.1-open", "bundled"].
 
@@ -40,24 +42,26 @@ def rows() -> list[dict[str, Any]]:
 
 
 def render_text(items: list[dict[str, Any]]) -> str:
-    """A fixed-width table: name, kind, hub id, accuracy, speed, then the labels line."""
-    lines = [f"{'preset':<22} {'kind':<10} {'acc':>5} {'pairs/s':>10}  hub id"]
+    """A fixed-width table: name, kind, hub id, accuracy, speed, then the labels and the
+    languages lines."""
+    lines = [f"{'preset':<30} {'kind':<10} {'acc':>5} {'pairs/s':>10}  hub id"]
     for r in items:
         acc = f"{r['published_bacc']:.1f}" if r["published_bacc"] is not None else "-"
         speed = f"{r['cpu_pairs_per_s']:.0f}" if r["cpu_pairs_per_s"] is not None else "-"
         if r["onnx_pairs_per_s"] is not None:
             speed += f"/{r['onnx_pairs_per_s']:.0f}"
-        lines.append(f"{r['name']:<22} {r['kind']:<10} {acc:>5} {speed:>10}  {r['hub_id']}")
-        lines.append(f"{'':<22} labels: {r['labels']}")
+        lines.append(f"{r['name']:<30} {r['kind']:<10} {acc:>5} {speed:>10}  {r['hub_id']}")
+        lines.append(f"{'':<30} labels: {r['labels']}")
+        lines.append(f"{'':<30} languages: {', '.join(r['languages'])}")
     return "\n".join(lines)
 
 
 def render_markdown(items: list[dict[str, Any]]) -> str:
     """The presets table of the README and the docs (a test keeps them equal to this)."""
     lines = [
-        "| preset | hub id | kind | labels | LLM-AggreFact bAcc (published) "
+        "| preset | hub id | kind | labels | languages | LLM-AggreFact bAcc (published) "
         "| tiny-model pairs/s torch / ONNX |",
-        "|---|---|---|---|---:|---:|",
+        "|---|---|---|---|---|---:|---:|",
     ]
     for r in items:
         acc = f"{r['published_bacc']:.1f}" if r["published_bacc"] is not None else "—"
@@ -65,7 +69,10 @@ def render_markdown(items: list[dict[str, Any]]) -> str:
         if r["onnx_pairs_per_s"] is not None:
             speed += f" / {r['onnx_pairs_per_s']:.0f}"
         hub = f"`{r['hub_id']}`" if r["kind"] != "bundled" else "shipped in the package"
-        lines.append(f"| `{r['name']}` | {hub} | {r['kind']} | {r['labels']} | {acc} | {speed} |")
+        langs = ", ".join(r["languages"])
+        lines.append(
+            f"| `{r['name']}` | {hub} | {r['kind']} | {r['labels']} | {langs} | {acc} | {speed} |"
+        )
     return "\n".join(lines)
 
 

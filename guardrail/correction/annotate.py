@@ -27,6 +27,7 @@ from guardrail.report import (
     Span,
     ValidationStatus,
 )
+from guardrail.text.sentences import cjk_count
 
 REMOVAL_PRIORITY = 4
 ANNOTATION_PRIORITY = 0
@@ -109,7 +110,7 @@ def annotation_edits(
         if len(bucket) > 1 and all(n.startswith("possible hallucination") for n, _, _ in bucket):
             rest = [n.removeprefix("possible hallucination: ") for n, _, _ in bucket]
             label = "possible hallucination: " + "; ".join(rest)
-        insertion = f" [{label}]"
+        insertion = _gap(text, end) + f"[{label}]"
         span = bucket[0][1]
         correction = Correction(
             type=CorrectionType.ANNOTATION,
@@ -122,6 +123,22 @@ def annotation_edits(
         )
         edits.append(Edit(end, end, insertion, ANNOTATION_PRIORITY, correction))
     return edits
+
+
+_CJK_PUNCTUATION = "。！？，、；：」』）】》〉"
+_CLOSERS = "\"'”’」』）】》〉)]"
+
+
+def _gap(text: str, end: int) -> str:
+    """What goes between annotated text and its marker: nothing after CJK text or full-width
+    punctuation (CJK puts no space between sentences), else one space. Closing quotes are
+    looked through (``…发表的。”`` is CJK, ``…said.”`` is not)."""
+    i = end
+    while i > 0 and text[i - 1] in _CLOSERS:
+        i -= 1
+    if i > 0 and (text[i - 1] in _CJK_PUNCTUATION or cjk_count(text[i - 1])):
+        return ""
+    return " "
 
 
 def removal_edits(

@@ -32,6 +32,7 @@ from guardrail.report import (
     NewEntity,
     Span,
 )
+from guardrail.text.sentences import cjk_count, split_sentences
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class ResponseCorrector:
                 edits += grammar_corrections(doc)
             edits += factual_edits(text, factual, cfg.factual_min_confidence)
             edits += evidence_edits(text, flags)
-        sentences = [(s.start_char, s.end_char) for s in doc.sents]
+        sentences = sentence_ranges(doc)
         if cfg.remove_severe:
             edits += removal_edits(text, sentences, flags, cfg.removal_min_confidence)
         if plan is not None and plan.removals:
@@ -127,3 +128,13 @@ def count_by_type(corrections: list[Correction]) -> dict[CorrectionType, int]:
     for c in corrections:
         out[c.type] = out.get(c.type, 0) + 1
     return out
+
+
+def sentence_ranges(doc: Any) -> list[tuple[int, int]]:
+    """The sentences of the parsed response as ``(start, end)``: spaCy's, except for text with
+    CJK characters, which the English pipeline does not split at ``。！？``: there the claims'
+    own splitter (:func:`~guardrail.text.sentences.split_sentences`)."""
+    text: str = doc.text
+    if cjk_count(text):
+        return [(s.start, s.end) for s in split_sentences(text)]
+    return [(s.start_char, s.end_char) for s in doc.sents]

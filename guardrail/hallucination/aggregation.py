@@ -119,6 +119,7 @@ def response_verdict(
     config: HallucinationConfig,
     method: str,
     threshold: float | None = None,
+    thresholds: Sequence[float] | None = None,
 ) -> Verdict:
     """The response verdict over the claims.
 
@@ -132,9 +133,16 @@ def response_verdict(
         config: policy, ratios and the threshold function.
         method: how the scores were obtained (recorded in the verdict).
         threshold: the claim threshold (default: T(rs), or the calibrated one).
+        thresholds: per entry of ``entailments``, its own threshold (claims routed to
+            verifiers with calibrations of their own); default ``threshold`` for each. The
+            verdict then shows the weakest claim's threshold.
     """
     if threshold is None:
         threshold = config.threshold.threshold(retrieval_score)
+    cuts = list(thresholds) if thresholds is not None else [threshold] * len(entailments)
+    if len(cuts) != len(entailments):
+        raise ValueError("thresholds must have one entry per entailment")
+    below = [e < t for e, t in zip(entailments, cuts, strict=True) if e is not None]
     checked = [e for e in entailments if e is not None]
     reasons = list(dict.fromkeys(unverified_reasons))
     n_unchecked = len(entailments) - len(checked)
@@ -148,6 +156,9 @@ def response_verdict(
             why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)
+    if thresholds is not None:  # the weakest claim's own threshold is the one shown
+        weakest = min((e, t) for e, t in zip(entailments, cuts, strict=True) if e is not None)
+        base = base.model_copy(update={"threshold": weakest[1]})
     if config.policy == "ratio":
         outcome = ratio_rule(statuses, config.contradiction_ratio, config.neutral_ratio)
         hallucination = outcome.hallucination
@@ -157,14 +168,17 @@ def response_verdict(
             f"(limit {config.neutral_ratio:.0%})"
         )
     elif config.policy == "calibrated":
-        hallucination = score < threshold
-        n_below = sum(e < threshold for e in checked)
+        n_below = sum(below)
+        hallucination = n_below > 0
+        bound = f"the claim threshold {threshold:.2f}"
+        if thresholds is not None and any(t != threshold for t in cuts):
+            bound = "their verifiers' claim thresholds"
         detail = (
-            f"{n_below} of {len(checked)} checked claims below the claim threshold "
-            f"{threshold:.2f} (lowest p(supported) {score:.3f})"
+            f"{n_below} of {len(checked)} checked claims below {bound} "
+            f"(lowest p(supported) {score:.3f})"
         )
     else:
-        hallucination = score < threshold
+        hallucination = any(below)
         detail = f"weakest claim entailment {score:.3f} vs T(rs) {threshold:.3f}"
     if hallucination:
         label, reason = VerdictLabel.HALLUCINATION, detail

@@ -31,6 +31,12 @@ A hybrid verifier (:mod:`guardrail.verifiers.hybrid`) is combined by this rule:
   uncalibrated), and ``verdict.method`` says ``mean of supported-probabilities; ...``. A
   configured calibration *file* is the user's choice for the hybrid as a whole: this rule.
 
+Routed claims (:mod:`guardrail.verifiers.routing`): a claim the router sent to a verifier
+other than its default takes that verifier's calibration for the claim's language — a file
+whose ``meta`` names the verifier and, if it names one, that ``language``
+(``calibrate-claims --language zh``); a configured file only when fitted for that verifier —
+else it is uncalibrated, and its reason and ``verdict.method`` say so.
+
 ``guardrail calibrate-claims`` writes such files (:mod:`guardrail.evaluation.claim_calibration`).
 """
 
@@ -123,9 +129,12 @@ def _bundled_name() -> str | None:
     return str(name) if name else None
 
 
-def fitted_for(calibrator: ClaimCalibrator, verifier: Any) -> bool:
-    """Whether ``calibrator``'s ``meta`` names ``verifier`` (by id, else by model SHA)."""
+def fitted_for(calibrator: ClaimCalibrator, verifier: Any, language: str | None = None) -> bool:
+    """Whether ``calibrator``'s ``meta`` names ``verifier`` (by id, else by model SHA) and, when
+    it names a ``language``, that it is ``language``."""
     meta = calibrator.meta
+    if meta.get("language") is not None and str(meta["language"]) != (language or ""):
+        return False
     if meta.get("verifier_id") is not None:
         return str(meta["verifier_id"]) == verifier_id(verifier)
     sha = meta.get("verifier_model_sha256_16")
@@ -141,9 +150,10 @@ def calibration_for(
     configured: str | None = None,
     default_threshold: float | None = None,
     answered: Sequence[str] | None = None,
+    language: str | None = None,
 ) -> CalibrationChoice:
     """The calibration of ``verifier`` (see the module docstring for the order and a
-    hybrid's rule).
+    hybrid's rule) for claims in ``language``.
 
     Args:
         verifier: the verifier in use (its ``name``; a preset's ``preset.threshold``).
@@ -152,16 +162,18 @@ def calibration_for(
             one, else 0.5).
         answered: for a hybrid, the members that answered the call
             (:func:`~guardrail.verifiers.hybrid.answered_members`; ``None`` = every loaded one).
+        language: the claims' language, for a verifier other than the default that a router
+            chose (see the module docstring); ``None`` = any.
     """
     hybrid = hybrid_of(verifier)
     if hybrid is None:
-        return _single(verifier, configured, default_threshold)
+        return _single(verifier, configured, default_threshold, language)
     members = [m for m in hybrid.members if answered is None or m.name in answered]
     if members and (configured is None or Path(configured).is_dir()):
-        own = [(m.name, _single(m, configured)) for m in members]
+        own = [(m.name, _single(m, configured, None, language)) for m in members]
         if all(choice.calibrator is not None for _, choice in own):
             return _combined(own)
-    whole = _single(verifier, configured, default_threshold)
+    whole = _single(verifier, configured, default_threshold, language)
     return replace(whole, label=f"{MEAN_RULE}; {whole.label}")
 
 
@@ -211,9 +223,18 @@ def _member(prediction: NLIPrediction, name: str) -> NLIPrediction:
 
 
 def _single(
-    verifier: Any, configured: str | None = None, default_threshold: float | None = None
+    verifier: Any,
+    configured: str | None = None,
+    default_threshold: float | None = None,
+    language: str | None = None,
 ) -> CalibrationChoice:
     """The calibration of one verifier, by the order of the module docstring."""
+    if language is not None and configured is not None and not Path(configured).is_dir():
+        # A routed verifier takes a configured *file* only when it was fitted for it.
+        cal = ClaimCalibrator.load(configured)
+        if fitted_for(cal, verifier, language):
+            return _choice(cal, Path(configured).name)
+        configured = None
     if configured is not None and not Path(configured).is_dir():
         cal = ClaimCalibrator.load(configured)
         if cal.meta.get("verifier_id") is not None and not fitted_for(cal, verifier):
@@ -227,13 +248,17 @@ def _single(
     folders = [Path(configured)] if configured is not None else []
     if configured is None:
         shipped = ClaimCalibrator.load(BUNDLED)
-        if getattr(verifier, "calibration_id", None) == SHIPPED or fitted_for(shipped, verifier):
+        if getattr(verifier, "calibration_id", None) == SHIPPED or fitted_for(
+            shipped, verifier, language
+        ):
             return _choice(shipped, BUNDLED.name)
         folders.append(CALIBRATIONS_DIR)
     for folder in folders:
-        for path in _candidates(folder):
-            cal = ClaimCalibrator.load(path)
-            if fitted_for(cal, verifier):
+        found = [(path, ClaimCalibrator.load(path)) for path in _candidates(folder)]
+        # one fitted for the claims' language first, then one for any language
+        found.sort(key=lambda item: item[1].meta.get("language") is None)
+        for path, cal in found:
+            if fitted_for(cal, verifier, language):
                 return _choice(cal, path.name)
     preset = getattr(verifier, "preset", None)
     threshold = default_threshold or float(getattr(preset, "threshold", UNCALIBRATED_THRESHOLD))

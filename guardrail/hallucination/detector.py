@@ -17,7 +17,8 @@ types), each a function of its own:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -53,6 +54,7 @@ from guardrail.report import (
 from guardrail.verifiers.base import NLIPrediction
 from guardrail.verifiers.cache import ScoreCache
 from guardrail.verifiers.hybrid import answered_members, verifier_usage
+from guardrail.verifiers.routing import RoutedVerifier, uncovered_reason
 from guardrail.verifiers.span_backend import span_verifiers
 
 logger = logging.getLogger(__name__)
@@ -93,8 +95,6 @@ def _pointer(window: Window, snippet: str) -> EvidencePointer:
 
 def _set_aside(claims: list[Claim], verifier: Any, config: HallucinationConfig) -> list[int]:
     """Mark not-check-worthy and uncovered-language claims; the indices of the others."""
-    name = getattr(verifier, "name", type(verifier).__name__)
-    covered = getattr(verifier, "languages", None)
     checkable = []
     for i, c in enumerate(claims):
         if c.reason is not None and c.status is ClaimStatus.UNVERIFIED:
@@ -104,12 +104,7 @@ def _set_aside(claims: list[Claim], verifier: Any, config: HallucinationConfig) 
             c.status, c.reason = ClaimStatus.NOT_CHECKWORTHY, f"not check-worthy: {why}"
             continue
         if not verifier.covers(c.language):
-            lang = c.language or "unknown"
-            c.reason = (
-                f"language '{lang}' not covered by verifier {name} (covers: "
-                + (", ".join(covered) if covered else "?")
-                + ")"
-            )
+            c.reason = uncovered_reason(c.language, verifier)
             c.status = ClaimStatus.UNVERIFIED
             continue
         checkable.append(i)
@@ -189,11 +184,13 @@ def judge_claims(
     retrieval_score: float | None,
     nlp: Any = None,
     calibration: CalibrationChoice | None = None,
+    routed: Mapping[int, Route] | None = None,
 ) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
     """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
 
     ``calibration`` is the verifier's (:func:`calibration_for`); ``None`` = the file of
-    ``config.calibration`` or the shipped one.
+    ``config.calibration`` or the shipped one. ``routed``: by claim index, the verifier a
+    router sent the claim to and its calibration, when not the default (:func:`claim_routes`).
 
     Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
     of unchecked claims, the flags (unsorted) and the claim threshold used.
@@ -201,12 +198,9 @@ def judge_claims(
     if calibration is None:
         shipped = ClaimCalibrator.load(config.calibration)
         calibration = CalibrationChoice(shipped, shipped.threshold, "calibration")
-    calibrator = calibration.calibrator
     calibrated = config.policy == "calibrated"
-    claim_threshold = (
-        config.claim_threshold if config.claim_threshold is not None else calibration.threshold
-    )
-    threshold = claim_threshold if calibrated else config.threshold.threshold(retrieval_score)
+    threshold = claim_threshold(calibration, config, retrieval_score)
+    routed = routed or {}
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
     index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
     flags: list[HallucinationFlag] = []
@@ -223,6 +217,9 @@ def judge_claims(
             continue
         preds = [scores[p] for p in plan.claim_pairs[i]]
         windows = plan.claim_windows[i]
+        route = routed.get(i)
+        own = route.calibration if route is not None else calibration
+        calibrator, cut = own.calibrator, claim_threshold(own, config, retrieval_score)
         decision = decide_windows(preds)
         features_of = partial(
             _features,
@@ -234,19 +231,17 @@ def judge_claims(
         )
         features = features_of(preds)
         c.features = features
-        if calibration.members:  # a hybrid's members, each with its own calibration
-            p_supported = combined_probability(calibration, preds, features_of)
+        if own.members:  # a hybrid's members, each with its own calibration
+            p_supported = combined_probability(own, preds, features_of)
         elif calibrator is not None:
             p_supported = calibrator.probability(features)
         else:  # uncalibrated: the verifier's own
             p_supported = decision.best_prediction.entailment
         c.p_supported = round(p_supported, 4)
         if calibrated:
-            c.status = calibrated_status(
-                c.p_supported, decision, threshold, config.contradiction_flag
-            )
+            c.status = calibrated_status(c.p_supported, decision, cut, config.contradiction_flag)
         else:
-            c.status = claim_status(decision, threshold, config.contradiction_flag)
+            c.status = claim_status(decision, cut, config.contradiction_flag)
         contradicted = c.status is ClaimStatus.CONTRADICTED
         win = windows[decision.contra if contradicted else decision.best]
         pred = decision.contra_prediction if contradicted else decision.best_prediction
@@ -256,9 +251,11 @@ def judge_claims(
         entailment = c.p_supported if calibrated else decision.best_prediction.entailment
         measure = "p(supported)" if calibrated else "best entailment"
         bound = "claim threshold" if calibrated else "T(rs)"
-        c.reason = f"{measure} {entailment:.2f} vs {bound} {threshold:.2f}" + (
+        c.reason = f"{measure} {entailment:.2f} vs {bound} {cut:.2f}" + (
             f"; contradiction {pred.contradiction:.2f}" if contradicted else ""
         )
+        if route is not None:
+            c.reason += f"; verifier {route.verifier}, {own.label}"
         conf = max(pred.contradiction, 1.0 - entailment)
         temporal = build.temporal_flags(response, c, i, win.text, snippet, conf)
         if c.status is ClaimStatus.SUPPORTED:
@@ -284,9 +281,7 @@ def judge_claims(
             if contradicted:
                 flags.append(build.contradiction_flag(response, c, i, pred, snippet))
             else:
-                flags.append(
-                    build.unsupported_flag(response, c, i, pred, threshold, snippet, calibrated)
-                )
+                flags.append(build.unsupported_flag(response, c, i, pred, cut, snippet, calibrated))
             flags += temporal
         entailments.append(entailment)
     for i, c in enumerate(claims):
@@ -313,6 +308,80 @@ def judge_claims(
             if claims[ci].evidence is None:
                 claims[ci].evidence = _pointer(dialogue_window(turn), turn.text)
     return entailments, unverified_reasons, flags, threshold
+
+
+def claim_threshold(
+    calibration: CalibrationChoice, config: HallucinationConfig, retrieval_score: float | None
+) -> float:
+    """The cut-off a claim's score is held to: the configured claim threshold, else its
+    calibration's under ``calibrated``; T(rs) under the other policies."""
+    if config.policy != "calibrated":
+        return config.threshold.threshold(retrieval_score)
+    return config.claim_threshold if config.claim_threshold is not None else calibration.threshold
+
+
+@dataclass(frozen=True)
+class Route:
+    """The verifier a router sent a claim to (not its default) and that verifier's calibration."""
+
+    verifier: str
+    calibration: CalibrationChoice
+
+
+def claim_routes(verifier: Any, scoring: Scoring, config: HallucinationConfig) -> dict[int, Route]:
+    """By claim index, the verifier a router sent the claim to and its calibration, for claims
+    not scored by the router's default (empty without routes).
+
+    A claim's verifier is the one that scored most of its pairs (they differ only when its
+    windows are in several scripts); its calibration is that verifier's for the claim's language
+    (:func:`calibration_for`), so a multilingual route without its own is uncalibrated.
+    """
+    if not isinstance(verifier, RoutedVerifier) or not verifier.routes:
+        return {}
+    default = verifier.default.name
+    chosen: dict[int, str] = {}
+    for i, idx in scoring.plan.claim_pairs.items():
+        names = [scoring.scores[p].verifier for p in idx if p in scoring.scores]
+        named = Counter(n for n in names if n is not None)
+        if named and named.most_common(1)[0][0] != default:
+            chosen[i] = named.most_common(1)[0][0]
+    out: dict[int, Route] = {}
+    cache: dict[tuple[str, str | None], CalibrationChoice] = {}
+    for i, name in chosen.items():
+        language = scoring.claims[i].language
+        if (name, language) not in cache:
+            route = verifier.verifier_named(name)
+            preds = [
+                scoring.scores[p]
+                for j, n in chosen.items()
+                if n == name
+                for p in scoring.plan.claim_pairs[j]
+                if p in scoring.scores
+            ]
+            cache[(name, language)] = calibration_for(
+                route,
+                config.calibration,
+                answered=answered_members(preds),
+                language=language,
+            )
+        out[i] = Route(name, cache[(name, language)])
+    return out
+
+
+def routes_note(claims: Sequence[Claim], routed: Mapping[int, Route]) -> str | None:
+    """``routed: claim 1 (zh) by multilingual-minilmv2-l6-xnli, uncalibrated ...`` for
+    ``verdict.method``, or ``None`` when no claim left the default verifier."""
+    if not routed:
+        return None
+    groups: dict[tuple[str, str], list[str]] = {}
+    for i, route in sorted(routed.items()):
+        key = (route.verifier, route.calibration.label)
+        groups.setdefault(key, []).append(f"{i} ({claims[i].language or '?'})")
+    parts = [
+        f"claim{'s' if len(ids) > 1 else ''} {', '.join(ids)} by {name}, {label}"
+        for (name, label), ids in groups.items()
+    ]
+    return "routed: " + "; ".join(parts)
 
 
 def _span_flags(
@@ -369,10 +438,18 @@ def detect(
         scoring = score_claims(
             claims, evidence, verifier, config, embedder, cache, no_evidence_reason
         )
-    answered = answered_members(scoring.scores.values())
+    routed = claim_routes(verifier, scoring, config)
+    by_default = [  # the default verifier's predictions (a routed claim has its own)
+        scoring.scores[j]
+        for i, idx in scoring.plan.claim_pairs.items()
+        if i not in routed
+        for j in idx
+        if j in scoring.scores
+    ]
+    answered = answered_members(by_default if routed else scoring.scores.values())
     calibration = calibration_for(verifier, config.calibration, answered=answered)
     entailments, unverified_reasons, flags, threshold = judge_claims(
-        response, scoring, evidence, config, retrieval_score, nlp, calibration
+        response, scoring, evidence, config, retrieval_score, nlp, calibration, routed
     )
     if scoring.scores and evidence.passages:
         flags += _span_flags(verifier, response, evidence, question, scoring, flags)
@@ -386,7 +463,8 @@ def detect(
     parts = [name, *([decided] if decided else [])]
     if config.policy == "calibrated":
         parts.append(calibration.label)
-    method = "; ".join([*parts, unit, sizing, *scoring.notes])
+    note = routes_note(scoring.claims, routed)
+    method = "; ".join([*parts, *([note] if note else []), unit, sizing, *scoring.notes])
     verdict = response_verdict(
         entailments,
         [c.status for c in scoring.claims],
@@ -395,6 +473,15 @@ def detect(
         config,
         method,
         threshold=threshold,
+        thresholds=[
+            claim_threshold(routed[i].calibration, config, retrieval_score)
+            if i in routed
+            else threshold
+            for i, c in enumerate(scoring.claims)
+            if c.status is not ClaimStatus.NOT_CHECKWORTHY
+        ]
+        if routed
+        else None,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes)

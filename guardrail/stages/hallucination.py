@@ -176,6 +176,9 @@ def readable_passages(
     langs = ", ".join(sorted({f"'{lang}'" for _, lang in uncovered}))
     logger.debug("%d passage(s) in %s set aside: %s does not read them", len(dropped), langs, name)
     reason = f"the evidence is in {langs}, which verifier {name} does not read"
+    from guardrail.verifiers.routing import route_hint
+
+    reason += f"; {route_hint(sorted({lang for _, lang in uncovered})[0])}"
     kept = [p for p in data.passages if id(p) not in dropped]
     return data.model_copy(update={"passages": kept}), reason
 

@@ -1,8 +1,10 @@
 """Names, numbers, dates and times mentioned in a text, with spans; and lookups in evidence.
 
-Dates, times and numbers come from regular expressions (they work in any script); names come
-from a spaCy pipeline when one is given (English), else from capitalisation (``AlphaCodium``,
-``Google`` in mid-sentence, ``LLM``).
+Dates, times and numbers come from regular expressions (they work in any script, with a CJK
+character next to a mention counting as a word boundary: ``2021年``, ``由Google开发``); names
+come from a spaCy pipeline when one is given (English), else from capitalisation
+(``AlphaCodium``, ``Google`` in mid-sentence, ``LLM``). Text with no capital letters (most CJK
+text) gives no names, so it raises no name flags: a Chinese name is neither found nor flagged.
 
 Example::
 
@@ -44,6 +46,12 @@ class Mention:
         return normalise(self.text)
 
 
+_CJK_CHAR = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+"""A CJK character: a word boundary for the patterns below, though ``\b`` sees none (CJK
+characters are word characters), so ``由Google开发`` and ``今年18岁`` give their mentions."""
+_START = rf"(?:\b|(?<={_CJK_CHAR}))"
+_END = rf"(?:\b|(?={_CJK_CHAR}))"
+
 _MONTHS = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
@@ -56,17 +64,19 @@ _DATE_PATTERNS = [
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
     rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
-    r"\b(?:1[0-9]|20)\d{2}s?\b",
+    rf"{_START}(?:1[0-9]|20)\d{{2}}s?{_END}",
     rf"\b{_MONTHS}\b(?=\s|[.,;]|$)",
     rf"\b{_WEEKDAYS}\b",
 ]
-_TIME_PATTERN = r"\b\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)(?![a-z])|\b\d{1,2}:\d{2}\b"
-_NUMBER_PATTERN = r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
+_TIME_PATTERN = (
+    rf"\b\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\.?)(?![a-z])|{_START}\d{{1,2}}:\d{{2}}{_END}"
+)
+_NUMBER_PATTERN = rf"(?:(?<![\w.])|(?<={_CJK_CHAR}))[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
 _DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS), re.IGNORECASE)
 _TIME = re.compile(_TIME_PATTERN, re.IGNORECASE)
 _NUMBER = re.compile(_NUMBER_PATTERN, re.IGNORECASE)
 _CAPITALISED = re.compile(
-    r"\b(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{2,}[a-z]?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
+    rf"{_START}(?:[A-Z][a-z]*[A-Z][A-Za-z]*|[A-Z]{{2,}}[a-z]?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*){_END}"
 )
 _NAME_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW"}

@@ -17,7 +17,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 Pair = tuple[str, str]
 
@@ -28,6 +28,8 @@ class NLIPrediction(BaseModel):
     entailment: float
     neutral: float
     contradiction: float
+    verifier: str | None = Field(default=None, exclude=True)
+    """The verifier that made it, when a router chose one of several (left out of dumps)."""
 
     @model_validator(mode="after")
     def _normalised(self) -> NLIPrediction:

@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from guardrail.errors import MissingDependencyError, ModelLoadError, VerifierErr
 from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
 from guardrail.verifiers.encoding import PairEncoder, check_pairs
 from guardrail.verifiers.labels import LabelMap
+
+if TYPE_CHECKING:
+    from guardrail.verifiers.presets import VerifierPreset
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,9 @@ class HFVerifier(Verifier):
         max_tokens: longest pair; default the length the model was trained at when known
             (``max_length`` in config.json or the training run's files), else the model limit.
     """
+
+    preset: VerifierPreset | None = None
+    """The preset it was loaded as (its languages and threshold), if any."""
 
     def __init__(
         self,

@@ -206,9 +206,15 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
         if path and not Path(path).expanduser().is_dir():
             raise ModelLoadError(missing_model_message(preset, path))
         try:
-            return HFVerifier(source, **options)
+            verifier = HFVerifier(source, **options)
         except ModelLoadError as exc:
             raise ModelLoadError(missing_model_message(preset, source)) from exc
+        # Named by the preset (a stable key for its calibration, never an install path), and
+        # covering the languages of its model card.
+        verifier.name = preset.name
+        verifier.languages = preset.languages
+        verifier.preset = preset
+        return verifier
     from guardrail.verifiers import preset_backends as backends
 
     if path and (Path(path) / "model.onnx").exists():

@@ -19,6 +19,17 @@ Kinds:
   claims;
 - ``bundled`` — the ONNX model shipped in the package.
 
+Multilingual NLI (``multilingual-minilmv2-l6-xnli``, small and suited to CPU, and
+``mdeberta-v3-base-xnli-2mil7``): both model cards call the model as ``tokenizer(premise,
+hypothesis, truncation=True)`` and read ``softmax(logits)`` with ``label_names = ["entailment",
+"neutral", "contradiction"]``; both ``config.json`` files give ``id2label = {0: entailment, 1:
+neutral, 2: contradiction}``, which :class:`~guardrail.verifiers.labels.LabelMap` reads at load
+time (never assumed). The XLM-R tokenizer of MiniLMv2 builds ``<s> premise </s></s> hypothesis
+</s>``, the mDeBERTa-v3 one ``[CLS] premise [SEP] hypothesis [SEP]``. ``languages`` is each
+card's ``language`` list. Claims in those languages reach them through per-language routing
+(``guardrail check --route zh=multilingual-minilmv2-l6-xnli``, ``models.verifier_languages``;
+:mod:`guardrail.verifiers.routing`).
+
 Published accuracy: LLM-AggreFact balanced accuracy (average over its sets) as published by
 the leaderboard / the authors; ``None`` where no figure is published. ``cpu_pairs_per_s`` is
 measured here on tiny randomly initialised models of the same architecture (2 cores, torch;
@@ -72,6 +83,20 @@ class VerifierPreset:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+XNLI_LANGUAGES: tuple[str, ...] = (
+    "en", "ar", "bg", "de", "el", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh",
+)  # fmt: skip
+"""The 15 languages of XNLI: the ``language`` list of the MiniLMv2-L6 model card (fine-tuned
+on XNLI and the English MNLI)."""
+
+MDEBERTA_2MIL7_LANGUAGES: tuple[str, ...] = (
+    *XNLI_LANGUAGES,
+    "ja", "ko", "pt", "id", "it", "bn", "mr", "ta", "fa", "pl", "uk", "nl", "sv", "he", "ps",
+)  # fmt: skip
+"""XNLI's 15 and the 26 of multilingual-NLI-26lang-2mil7: the ``language`` list of the
+mDeBERTa-v3-base-xnli-multilingual-nli-2mil7 model card (fine-tuned on XNLI, that set and
+English MNLI / ANLI / FEVER / LingNLI / WANLI)."""
+
 _PRESETS: tuple[VerifierPreset, ...] = (
     VerifierPreset(
         "bundled",
@@ -103,6 +128,28 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "the pipeline's evidence windows",
         "max entailment over windows",
         reference="seed 000",
+    ),
+    VerifierPreset(
+        "multilingual-minilmv2-l6-xnli",
+        "MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli",
+        "nli",
+        "3-way NLI from config.id2label (0 entailment, 1 neutral, 2 contradiction)",
+        "premise, hypothesis as a pair, truncated to 512 tokens",
+        "the pipeline's evidence windows",
+        "max entailment over windows",
+        languages=XNLI_LANGUAGES,
+        reference="model card MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli",
+    ),
+    VerifierPreset(
+        "mdeberta-v3-base-xnli-2mil7",
+        "MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7",
+        "nli",
+        "3-way NLI from config.id2label (0 entailment, 1 neutral, 2 contradiction)",
+        "premise, hypothesis as a pair, truncated to 512 tokens",
+        "the pipeline's evidence windows",
+        "max entailment over windows",
+        languages=MDEBERTA_2MIL7_LANGUAGES,
+        reference="model card MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7",
     ),
     VerifierPreset(
         "minicheck-roberta-l",
@@ -221,6 +268,12 @@ PRESETS: dict[str, VerifierPreset] = {p.name: p for p in _PRESETS}
 def get_preset(name: str) -> VerifierPreset | None:
     """The preset called ``name`` (case-insensitive), or ``None``."""
     return PRESETS.get(name.strip().lower())
+
+
+def multilingual_presets(language: str) -> list[VerifierPreset]:
+    """The presets that read ``language`` besides English, smallest first (listing order)."""
+    lang = language.strip().lower()
+    return [p for p in _PRESETS if lang in p.languages and len(p.languages) > 1]
 
 
 def preset_names() -> list[str]:

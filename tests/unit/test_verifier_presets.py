@@ -62,6 +62,8 @@ def test_registry_lists_every_preset_of_the_issue() -> None:
         "hhem-2.1-open",
         "lettucedetect-base",
         "tinylettuce-17m",
+        "multilingual-minilmv2-l6-xnli",
+        "mdeberta-v3-base-xnli-2mil7",
     }
     assert set(preset_names()) == wanted
     assert get_preset("MiniCheck-DeBERTa-L") is PRESETS["minicheck-deberta-l"]
