@@ -25,7 +25,9 @@ The response verdict uses one of three policies over the checked claims:
   unsupported / checked > ``neutral_ratio``; the claim statuses use the same T(rs).
 
 Claims that could not be checked never count as support: if the checked claims would give
-VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why.
+VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why. An answer
+whose every claim is ``not_checkworthy`` is NOTHING_TO_CHECK: it states nothing to check,
+which is not a failure to check.
 """
 
 from __future__ import annotations
@@ -111,6 +113,16 @@ def ratio_rule(
     return RatioOutcome(c, n, c > contradiction_ratio or n > neutral_ratio)
 
 
+NOTHING_TO_CHECK_REASON = "the answer states no checkable fact"
+
+
+def nothing_to_check(base: Verdict) -> Verdict:
+    """The verdict of an answer whose every claim is ``not_checkworthy``."""
+    return base.model_copy(
+        update={"label": VerdictLabel.NOTHING_TO_CHECK, "reason": NOTHING_TO_CHECK_REASON}
+    )
+
+
 def response_verdict(
     entailments: Sequence[float | None],
     statuses: Sequence[ClaimStatus],
@@ -143,9 +155,8 @@ def response_verdict(
     )
     if not checked:
         if not entailments and any(s is ClaimStatus.NOT_CHECKWORTHY for s in statuses):
-            why = "the answer states no checkable fact (every sentence is not check-worthy)"
-        else:
-            why = "; ".join(reasons) or "no claim could be checked"
+            return nothing_to_check(base)
+        why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)
     if config.policy == "ratio":

@@ -97,8 +97,10 @@ def _set_aside(claims: list[Claim], verifier: Any, config: HallucinationConfig) 
     covered = getattr(verifier, "languages", None)
     checkable = []
     for i, c in enumerate(claims):
-        if c.reason is not None and c.status is ClaimStatus.UNVERIFIED:
-            continue  # already set aside (e.g. past max_claims)
+        if c.status is ClaimStatus.NOT_CHECKWORTHY or (
+            c.reason is not None and c.status is ClaimStatus.UNVERIFIED
+        ):
+            continue  # already set aside (when the claims were made, or past max_claims)
         why = not_checkworthy_reason(c.text, c.language) if config.checkworthiness else None
         if why is not None:
             c.status, c.reason = ClaimStatus.NOT_CHECKWORTHY, f"not check-worthy: {why}"
