@@ -27,7 +27,8 @@ The response verdict uses one of three policies over the checked claims:
 Claims that could not be checked never count as support: if the checked claims would give
 VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why. An answer
 whose every claim is ``not_checkworthy`` is NOTHING_TO_CHECK: it states nothing to check,
-which is not a failure to check.
+which is not a failure to check — unless the user's question asks for a fact: then the answer
+("No.") is one the rules cannot check, and the verdict is UNVERIFIED.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from guardrail.config import HallucinationConfig
+from guardrail.hallucination.question_facts import asks_for_a_fact
 from guardrail.report import ClaimStatus, Verdict, VerdictLabel
 from guardrail.verifiers.base import NLIPrediction
 
@@ -114,10 +116,19 @@ def ratio_rule(
 
 
 NOTHING_TO_CHECK_REASON = "the answer states no checkable fact"
+UNCHECKED_ANSWER_REASON = (
+    "the question asks for a fact, and the answer states none that can be checked"
+)
 
 
-def nothing_to_check(base: Verdict) -> Verdict:
-    """The verdict of an answer whose every claim is ``not_checkworthy``."""
+def nothing_to_check(base: Verdict, question: str | None = None) -> Verdict:
+    """The verdict of an answer whose every claim is ``not_checkworthy``: NOTHING_TO_CHECK,
+    unless ``question`` asks for a fact — then a bare "No." is an answer the rules cannot
+    check, and the verdict is UNVERIFIED."""
+    if asks_for_a_fact(question):
+        return base.model_copy(
+            update={"label": VerdictLabel.UNVERIFIED, "reason": UNCHECKED_ANSWER_REASON}
+        )
     return base.model_copy(
         update={"label": VerdictLabel.NOTHING_TO_CHECK, "reason": NOTHING_TO_CHECK_REASON}
     )
@@ -131,6 +142,7 @@ def response_verdict(
     config: HallucinationConfig,
     method: str,
     threshold: float | None = None,
+    question: str | None = None,
 ) -> Verdict:
     """The response verdict over the claims.
 
@@ -144,6 +156,8 @@ def response_verdict(
         config: policy, ratios and the threshold function.
         method: how the scores were obtained (recorded in the verdict).
         threshold: the claim threshold (default: T(rs), or the calibrated one).
+        question: the user's message (an answer with nothing to check is UNVERIFIED when it
+            asks for a fact, see :func:`nothing_to_check`).
     """
     if threshold is None:
         threshold = config.threshold.threshold(retrieval_score)
@@ -155,7 +169,7 @@ def response_verdict(
     )
     if not checked:
         if not entailments and any(s is ClaimStatus.NOT_CHECKWORTHY for s in statuses):
-            return nothing_to_check(base)
+            return nothing_to_check(base, question)
         why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)

@@ -365,7 +365,8 @@ def detect(
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
-        question: the user's query (a span model reads it with the passages).
+        question: the user's query (a span model reads it with the passages; an answer with
+            nothing to check to a question for a fact is UNVERIFIED).
     """
     with verifier_usage() as usage:  # which members of a hybrid verifier decided
         scoring = score_claims(
@@ -397,6 +398,7 @@ def detect(
         config,
         method,
         threshold=threshold,
+        question=question,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes)

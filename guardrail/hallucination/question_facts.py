@@ -14,6 +14,11 @@ know where he was born?", "do you know the band?" — assert nothing and give ``
 itself be check-worthy (:func:`~guardrail.hallucination.checkworthy.not_checkworthy_reason`)
 and hold a clause, not a bare phrase: "I know, right?" asserts nothing to check.
 
+:func:`asks_for_a_fact` tells the other side: whether the user's message asks a question whose
+answer is a fact ("Are both bands American?", "Do you know who directed it?"), rather than
+making a remark or asking about the assistant itself ("Do you like it?", "What did you
+think?"). A bare "No." answers the first kind: it states a fact the rules cannot check.
+
 The rules are for English, like the check-worthiness rules.
 
 Example::
@@ -112,3 +117,29 @@ def asserted_fact(sentence: str) -> tuple[int, int] | None:
             return None
         return start, end
     return None
+
+
+_ABOUT_YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", _I)
+"""A question about the assistant itself ("do you like …", "what did you think")."""
+_ASKS_THROUGH_YOU = re.compile(
+    r"\b(?:(?:do|did|would)\s+you\s+(?:happen\s+to\s+)?know|(?:can|could|would)\s+you\s+"
+    r"(?:please\s+)?(?:tell|explain|say|remind)|do\s+you\s+have\s+any\s+idea)\b",
+    _I,
+)
+"""A question for a fact asked through "you" ("do you know who …", "can you tell me …")."""
+_QUESTION_SENTENCE = re.compile(r"[^.!?]*\?")
+
+
+def asks_for_a_fact(query: str | None) -> bool:
+    """Whether ``query`` asks a question whose answer is a fact: a sentence ending in '?' that
+    is not about the assistant itself, or that asks for a fact through it ("do you know who
+    …?"). A remark, a greeting or "do you like it?" asks for none."""
+    if not query:
+        return False
+    for m in _QUESTION_SENTENCE.finditer(query):
+        question = m.group(0).strip()
+        if not question.strip("? "):
+            continue
+        if not _ABOUT_YOU.search(question) or _ASKS_THROUGH_YOU.search(question):
+            return True
+    return False

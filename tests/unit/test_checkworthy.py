@@ -80,6 +80,14 @@ def test_only_not_checkworthy_claims_give_a_nothing_to_check_verdict_with_the_re
     assert v.reason == "the answer states no checkable fact"
 
 
+def test_nothing_to_check_in_answer_to_a_question_for_a_fact_is_unverified() -> None:
+    v = response_verdict(
+        [], [ClaimStatus.NOT_CHECKWORTHY], [], None, HallucinationConfig(), "test",
+        question="Are Wenling and Xinzheng both in China?",
+    )  # fmt: skip
+    assert v.label is VerdictLabel.UNVERIFIED and "asks for a fact" in v.reason
+
+
 def test_checkable_claims_not_checked_stay_unverified_beside_not_checkworthy_ones() -> None:
     statuses = [ClaimStatus.NOT_CHECKWORTHY, ClaimStatus.UNVERIFIED]
     v = response_verdict([None], statuses, ["no evidence"], None, HallucinationConfig(), "test")

@@ -14,7 +14,7 @@ import pytest
 from guardrail.config import GuardrailConfig, HallucinationConfig, HandlingThresholds
 from guardrail.decision import Checked, decide, human_review_reason
 from guardrail.hallucination.claims import sentence_claims
-from guardrail.hallucination.question_facts import asserted_fact
+from guardrail.hallucination.question_facts import asks_for_a_fact, asserted_fact
 from guardrail.inputs import GuardInput
 from guardrail.pipeline import unchecked_reasons
 from guardrail.report import (
@@ -80,6 +80,24 @@ def test_a_question_that_asserts_a_fact_gives_its_span(sentence: str, fact: str)
 @pytest.mark.parametrize("sentence", GENUINE)
 def test_a_genuine_question_or_a_statement_asserts_nothing(sentence: str) -> None:
     assert asserted_fact(sentence) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("Are Pam Veasey and Jon Jost both American?", True),
+        ("I watched it last night. Who directed it?", True),
+        ("Do you know who directed it?", True),
+        ("Can you tell me when it came out?", True),
+        ("I watched it last night.", False),
+        ("Do you like football?", False),
+        ("What did you think of the ending?", False),
+        ("Thanks!", False),
+        ("", False),
+    ],
+)
+def test_which_messages_ask_for_a_fact(query: str, asks: bool) -> None:
+    assert asks_for_a_fact(query) is asks
 
 
 FOOTBALL = "Me too! Did you know that an average game has only 5 minutes of live gameplay?"
@@ -257,6 +275,24 @@ def test_small_talk_with_a_fact_is_judged_on_the_fact() -> None:
     assert statuses["What did you think of it?"] is ClaimStatus.NOT_CHECKWORTHY
     assert report.verdict.label is VerdictLabel.VERIFIED
     assert report.delivered_text is not None
+
+
+def test_a_bare_no_to_a_question_for_a_fact_is_not_delivered_unchecked() -> None:
+    verifier = ScriptedVerifier(default="entailment")
+    report = guard(verifier).invoke(
+        {
+            "query": "Are both The New Pornographers and Kings of Leon American rock bands?",
+            "response": "no",
+            "passages": ["Kings of Leon is an American rock band."],
+        }
+    )
+    assert [c.status for c in report.claims] == [ClaimStatus.NOT_CHECKWORTHY]
+    assert report.verdict.label is VerdictLabel.UNVERIFIED
+    assert report.action.value == "human_review"
+    assert report.recommendation.reason == (
+        "Could not check the answer: the question asks for a fact, and the answer states none "
+        "that can be checked."
+    )
 
 
 def test_without_evidence_small_talk_is_delivered_but_a_fact_is_not() -> None:
