@@ -3,7 +3,8 @@
 Fragments shorter than ``min_claim_chars`` are skipped (seed 001); CJK characters count double
 there, since one carries about a word. With ``checkworthiness`` on, a question that asserts a
 fact ("Did you know that X?", "X, isn't it?") gives the claim X, its span inside the question
-(:mod:`guardrail.hallucination.question_facts`). With ``decompose_claims`` off the whole response is one
+(:mod:`guardrail.hallucination.question_facts`), and a statement run into a question ("It came
+out in 1997. what about you?") is a claim of its own. With ``decompose_claims`` off the whole response is one
 claim. Claims past ``max_claims`` are kept but marked unverified (never silently dropped).
 
 Example::
@@ -13,6 +14,8 @@ Example::
 """
 
 from __future__ import annotations
+
+import re
 
 from guardrail.config import HallucinationConfig
 from guardrail.hallucination.question_facts import asserted_fact
@@ -28,7 +31,7 @@ def sentence_claims(
     if config.decompose_claims:
         pieces = [(s.text, s.start, s.end) for s in split_sentences(response)]
         if config.checkworthiness:
-            pieces = [_asserted_part(*piece) for piece in pieces]
+            pieces = [part for piece in pieces for part in _asserted_parts(*piece)]
     else:
         stripped = response.strip()
         start = response.find(stripped) if stripped else 0
@@ -55,12 +58,28 @@ def sentence_claims(
     return cap_claims(claims, config.max_claims)
 
 
-def _asserted_part(text: str, start: int, end: int) -> tuple[str, int, int]:
-    """The fact a question asserts, as its own piece; any other sentence unchanged."""
-    found = asserted_fact(text)
+_LOWER_START = re.compile(r"(?<=[.!])\s+(?=[a-z])")
+"""A sentence end before a lower-case word, which the splitter keeps in one sentence."""
+
+
+def _asserted_parts(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
+    """A sentence as claim pieces: a question that asserts a fact gives that fact; statements
+    run into a question ("It came out in 1997. what about you?") are pieces of their own."""
+    if not text.rstrip().endswith("?"):
+        return [(text, start, end)]
+    parts: list[tuple[str, int, int]] = []
+    at = 0
+    for m in _LOWER_START.finditer(text):
+        parts.append((text[at : m.start()], start + at, start + m.start()))
+        at = m.end()
+    question = text[at:]
+    found = asserted_fact(question)
     if found is None:
-        return text, start, end
-    return text[found[0] : found[1]], start + found[0], start + found[1]
+        parts.append((question, start + at, end))
+    else:
+        q0 = start + at
+        parts.append((question[found[0] : found[1]], q0 + found[0], q0 + found[1]))
+    return parts
 
 
 def cap_claims(claims: list[Claim], max_claims: int) -> list[Claim]:

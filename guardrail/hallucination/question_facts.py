@@ -37,7 +37,7 @@ from guardrail.hallucination.checkworthy import not_checkworthy_reason
 
 _I = re.IGNORECASE
 
-_LEAD = r"^(?:[^?]*?[,;:]\s*)?(?:(?:and|but|so|also|oh|well|yeah|hey)\s+)?"
+_LEAD = r"^(?:[^?]*?(?:[,;:]\s*|[.!]\s+))?(?:(?:and|but|so|also|oh|well|yeah|hey)\s+)?"
 """Whatever comes before the opener in the same sentence ("Yeah, did you know …", "I see, …")."""
 
 _AFTER_THAT = re.compile(

@@ -111,6 +111,20 @@ def test_the_claim_is_the_fact_with_its_span_inside_the_question() -> None:
     assert claim.span.slice(FOOTBALL) == FOOTBALL_FACT
 
 
+def test_statements_run_into_a_question_are_claims_of_their_own() -> None:
+    text = "Amazon is the largest online retailer in the world. what do you buy there?"
+    claims = sentence_claims(text, HallucinationConfig(), "en")
+    assert [c.text for c in claims] == [
+        "Amazon is the largest online retailer in the world.",
+        "what do you buy there?",
+    ]
+    assert all(c.span.slice(text) == c.text for c in claims)
+    text = "Immortality is wasted on a jellyfish haha . did you know a seahorse has a neck ?"
+    claims = sentence_claims(text, HallucinationConfig(), "en")
+    assert claims[-1].text == "a seahorse has a neck"
+    assert claims[-1].span.slice(text) == "a seahorse has a neck"
+
+
 def test_without_checkworthiness_the_question_is_checked_whole() -> None:
     config = HallucinationConfig(checkworthiness=False)
     [claim] = sentence_claims(FOOTBALL, config, "en")
