@@ -237,15 +237,21 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def question_quality(rows: list[dict[str, Any]], labels: list[dict[str, Any]]) -> dict[str, Any]:
     """Precision and recall of the claims found inside questions, on the labelled sample.
 
-    Each label: ``question`` (a question sentence), ``asserts`` (whether it asserts a fact),
-    ``fact`` (the fact, when it does). A found claim is right when its question asserts a fact
-    and the claim holds that fact (the label's fact within the claim text, ignoring case)."""
+    Each label: ``question`` (a question sentence), ``asserts`` (whether it asserts or
+    presupposes a checkable fact), ``fact`` (the fact, when it does). A found claim is right
+    when its question asserts a fact and the claim holds that fact (the label's fact within the
+    claim text, ignoring case). A claim that is the whole question is no fact found inside it
+    (its language was not read as English, so check-worthiness did not apply): counted apart."""
     found: dict[str, list[str]] = {}
     seen: set[str] = set()
+    whole = 0
     for r in rows:
         for f in r["question_claims"]:
-            found.setdefault(f["question"], []).append(f["claim"])
             seen.add(f["question"])
+            if " ".join(f["claim"].split()) == f["question"]:
+                whole += 1  # a question checked whole (its language not read as English)
+                continue
+            found.setdefault(f["question"], []).append(f["claim"])
         seen.update(r["bare_questions"])
     judged = [lab for lab in labels if lab["question"] in seen]
     tp = fp = fn = 0
@@ -263,6 +269,7 @@ def question_quality(rows: list[dict[str, Any]], labels: list[dict[str, Any]]) -
         "claims_right": tp,
         "claims_wrong": fp,
         "asserted_missed": fn,
+        "questions_checked_whole": whole,
         "precision": round(tp / (tp + fp), 4) if tp + fp else None,
         "recall": round(tp / (tp + fn), 4) if tp + fn else None,
     }

@@ -162,6 +162,8 @@ def unchecked_reasons(
             if why is None:
                 record = next((r for r in state.stages if r.name in verdict_stages), None)
                 why = record.reason if record is not None and record.reason else None
+                if record is not None and why == "disabled in config":
+                    why = f"the {record.name} stage is disabled in config"
             reasons.append(why or "no evidence check ran")
     return reasons
 
