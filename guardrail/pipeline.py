@@ -162,7 +162,9 @@ def unchecked_reasons(
             if why is None:
                 record = next((r for r in state.stages if r.name in verdict_stages), None)
                 why = record.reason if record is not None and record.reason else None
-            reasons.append(f"the answer could not be verified: {why or 'no evidence check ran'}")
+                if record is not None and why == "disabled in config":
+                    why = f"the {record.name} stage is disabled in config"
+            reasons.append(why or "no evidence check ran")
     return reasons
 
 

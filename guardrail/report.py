@@ -31,7 +31,11 @@ class VerdictLabel(str, Enum):
     HALLUCINATION = "HALLUCINATION"
     """The evidence does not support it (score < T(rs)) or contradicts it."""
     UNVERIFIED = "UNVERIFIED"
-    """Nothing could be checked (no evidence, unsupported language, verifier down)."""
+    """Checkable claims could not be checked (no evidence, unsupported language, verifier
+    down): never delivered as checked."""
+    NOTHING_TO_CHECK = "NOTHING_TO_CHECK"
+    """The answer states no checkable fact (a question to the user, a greeting, thanks, an
+    opinion): there is nothing the evidence could support or refute."""
 
 
 class StageStatus(str, Enum):

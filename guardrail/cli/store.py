@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     _db(ls)
     ls.add_argument("--session")
     ls.add_argument("--action", help="accept, accept_with_flags, correct_and_deliver, …")
-    ls.add_argument("--verdict", help="VERIFIED, HALLUCINATION or UNVERIFIED")
+    ls.add_argument("--verdict", help="VERIFIED, HALLUCINATION, UNVERIFIED or NOTHING_TO_CHECK")
     ls.add_argument("--limit", type=int, default=50)
     ls.set_defaults(func=run_list)
 

@@ -4,13 +4,21 @@ In order (``report.decision`` records each step):
 
 1. **Unchecked** (fail-closed): a checking stage failed, nothing could be verified, or the
    verdict is ``UNVERIFIED`` → ``human_review`` with the reason, whatever the score.
+   **Nothing to check** is not unchecked: an answer whose every claim is ``not_checkworthy``
+   (a question to the user, a greeting, thanks, an opinion) with no problem found is
+   ``accept``-ed as it is — unless the user asked something it does not answer (the question
+   check says so): then ``regenerate`` to address it (``human_review`` below the regenerate
+   band).
 2. ``claim`` granularity (default) — the answer's action follows from its claims
    (:mod:`guardrail.decision.outcomes`):
 
    - ``regenerate`` (``human_review`` below the regenerate band) when a confident problem could
      be neither repaired nor removed, when removals leave less than ``min_kept_share`` of the
      checkworthy claims, or when what remains no longer answers the question (seed 004's QUD
-     check run on the delivered text) — a one-claim wrong answer is regenerated;
+     check run on the delivered text) — a one-claim wrong answer is regenerated. A reply to a
+     remark rather than to a question or request ("I like football." → "Me too! Did you know
+     that …?") answers nothing, so these two rules do not apply to it: its wrong fact is
+     removed and the rest delivered, unless no text is left;
    - ``correct_and_deliver`` when confident problems were repaired or removed;
    - ``accept_with_flags`` when only uncertain or unverified claims are left, annotated;
    - nothing flagged → seed 004's bands on the confidence score.
@@ -37,6 +45,7 @@ from guardrail.decision.bands import (
 )
 from guardrail.decision.problems import CLAIM_KINDS
 from guardrail.report import (
+    Accept,
     AcceptWithFlags,
     Action,
     Claim,
@@ -56,6 +65,24 @@ from guardrail.report import (
     Regenerate,
     Severity,
 )
+
+FAIL_CLOSED = "fail-closed: an answer that could not be checked is not delivered"
+"""The gate of step 1 (the reason says what could not be checked)."""
+NOTHING_TO_CHECK = "nothing to check"
+"""The gate of an answer whose every claim is ``not_checkworthy``."""
+ADDRESS_THE_QUESTION = "Please directly address the user's question."
+NOT_CHECKWORTHY = ClaimStatus.NOT_CHECKWORTHY
+
+
+def asked_something(coherence: CoherenceResult | None) -> bool | None:
+    """Whether the user asked something — a question or a request — rather than made a remark
+    ("I watched it last night."), by the question check (``None``: it did not run)."""
+    if coherence is None:
+        return None
+    qud = coherence.qud_relevance
+    if not qud.details.get("applicable"):
+        return False
+    return qud.question_type != "statement" or qud.details.get("answer_kind") == "action"
 
 
 @dataclass(frozen=True)
@@ -215,7 +242,15 @@ def _choose(
         reason = human_review_reason(
             c.confidence, c.coherence, c.factual, c.flags, c.unchecked, cutoffs, thresholds
         )
-        return HumanReview(reason=reason), "fail-closed: the answer could not be fully checked"
+        return HumanReview(reason=reason), FAIL_CLOSED
+    if c.claims and not c.problems and all(x.status is NOT_CHECKWORTHY for x in c.claims):
+        qud = c.coherence.qud_relevance if c.coherence is not None else None
+        if not (asked_something(c.coherence) and qud is not None and not qud.addresses_qud):
+            return Accept(), NOTHING_TO_CHECK
+        return _not_delivered(
+            c, [], [], "nothing to check, and the answer does not address the question asked",
+            thresholds, cutoffs, [ADDRESS_THE_QUESTION],
+        )  # fmt: skip
     problems = list(c.problems)
     unfixed = [p for p in problems if p.fixed_by is None]
     fixes = [x for x in c.corrections if x.type is not CorrectionType.ANNOTATION]
@@ -235,7 +270,9 @@ def _choose(
                 f"{len(unfixed)} confident problem(s) could be neither repaired nor removed"
             )
         text_kept = c.kept_text_share()
-        if removed and kept is not None and kept < min_kept_share:
+        # a reply to a remark answers nothing: what is left after removals needs only be text
+        asked = asked_something(c.coherence) is not False
+        if removed and asked and kept is not None and kept < min_kept_share:
             reasons.append(
                 f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
                 f"(< min_kept_share {min_kept_share:.0%})"
@@ -248,9 +285,9 @@ def _choose(
                 f"(< min_kept_share {min_kept_share:.0%})"
             )
         qud = c.delivered_qud
-        if removed and qud is not None and not qud.addresses_qud:
+        if removed and asked and qud is not None and not qud.addresses_qud:
             reasons.append("what remains after the removals does not answer the question")
-            extra.append("Please directly address the user's question.")
+            extra.append(ADDRESS_THE_QUESTION)
         if flagged and not c.annotated:
             reasons.append(
                 "uncertain claims could not be annotated (the correction stage did not run)"

@@ -25,7 +25,10 @@ The response verdict uses one of three policies over the checked claims:
   unsupported / checked > ``neutral_ratio``; the claim statuses use the same T(rs).
 
 Claims that could not be checked never count as support: if the checked claims would give
-VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why.
+VERIFIED while some claims are unverified, the verdict is UNVERIFIED and says why. An answer
+whose every claim is ``not_checkworthy`` is NOTHING_TO_CHECK: it states nothing to check,
+which is not a failure to check — unless the user's question asks for a fact: then the answer
+("No.") is one the rules cannot check, and the verdict is UNVERIFIED.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from guardrail.config import HallucinationConfig
+from guardrail.hallucination.question_facts import asks_for_a_fact
 from guardrail.report import ClaimStatus, Verdict, VerdictLabel
 from guardrail.verifiers.base import NLIPrediction
 
@@ -111,6 +115,25 @@ def ratio_rule(
     return RatioOutcome(c, n, c > contradiction_ratio or n > neutral_ratio)
 
 
+NOTHING_TO_CHECK_REASON = "the answer states no checkable fact"
+UNCHECKED_ANSWER_REASON = (
+    "the question asks for a fact, and the answer states none that can be checked"
+)
+
+
+def nothing_to_check(base: Verdict, question: str | None = None) -> Verdict:
+    """The verdict of an answer whose every claim is ``not_checkworthy``: NOTHING_TO_CHECK,
+    unless ``question`` asks for a fact — then a bare "No." is an answer the rules cannot
+    check, and the verdict is UNVERIFIED."""
+    if asks_for_a_fact(question):
+        return base.model_copy(
+            update={"label": VerdictLabel.UNVERIFIED, "reason": UNCHECKED_ANSWER_REASON}
+        )
+    return base.model_copy(
+        update={"label": VerdictLabel.NOTHING_TO_CHECK, "reason": NOTHING_TO_CHECK_REASON}
+    )
+
+
 def response_verdict(
     entailments: Sequence[float | None],
     statuses: Sequence[ClaimStatus],
@@ -120,6 +143,7 @@ def response_verdict(
     method: str,
     threshold: float | None = None,
     thresholds: Sequence[float] | None = None,
+    question: str | None = None,
 ) -> Verdict:
     """The response verdict over the claims.
 
@@ -136,6 +160,8 @@ def response_verdict(
         thresholds: per entry of ``entailments``, its own threshold (claims routed to
             verifiers with calibrations of their own); default ``threshold`` for each. The
             verdict then shows the weakest claim's threshold.
+        question: the user's message (an answer with nothing to check is UNVERIFIED when it
+            asks for a fact, see :func:`nothing_to_check`).
     """
     if threshold is None:
         threshold = config.threshold.threshold(retrieval_score)
@@ -151,9 +177,8 @@ def response_verdict(
     )
     if not checked:
         if not entailments and any(s is ClaimStatus.NOT_CHECKWORTHY for s in statuses):
-            why = "the answer states no checkable fact (every sentence is not check-worthy)"
-        else:
-            why = "; ".join(reasons) or "no claim could be checked"
+            return nothing_to_check(base, question)
+        why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)
     if thresholds is not None:  # the weakest claim's own threshold is the one shown

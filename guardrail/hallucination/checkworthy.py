@@ -3,7 +3,8 @@
 A sentence is *not check-worthy* when it asserts nothing the evidence could support or refute:
 
 - a question (it asks, it does not state);
-- a greeting, thanks or acknowledgement ("Hi!", "Sure.", "Great question!");
+- a greeting, thanks or acknowledgement ("Hi!", "Sure.", "Great question!", "Haha, nice!",
+  "That's so cool!");
 - a closing offer ("I hope this helps.", "Let me know if you have other questions.");
 - a statement about the answer itself or the assistant ("Here is a summary:", "As an AI …");
 - a bare hedge ("I'm not sure.", "It depends.");
@@ -11,6 +12,8 @@ A sentence is *not check-worthy* when it asserts nothing the evidence could supp
 
 Anything that names a number, a date or a name, or whose remainder after a hedging or opinion
 opener still carries content, stays check-worthy: "I think the meeting is at 3pm" is checked.
+A fact asked inside a question ("Did you know that X?", "X, isn't it?") is not set aside:
+the claim is X itself (:mod:`guardrail.hallucination.question_facts`, when claims are made).
 The rules are for English; other languages are left to the verifier (and its coverage rule).
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from guardrail.report import Claim, ClaimStatus
 from guardrail.text.mentions import find_mentions
 
 _I = re.IGNORECASE
@@ -31,6 +35,14 @@ _ACK = re.compile(
     r"(that'?s a |what a )?(great|good|excellent|interesting) question|thanks?( you)?( so much)?|"
     r"you'?re welcome|no problem|happy to help|glad (to|i could) help|my pleasure|"
     r"i('d| would) be (happy|glad) to help)( with that)?[.!]*$",
+    _I,
+)
+_CHAT = re.compile(
+    r"^(?:(?:ha(?:ha)+|hah|lol|wow|oh|ah+|ooh|hmm+|yeah|yep|yes|nope|nice|cool|awesome|neat|"
+    r"sweet|great|wonderful|really|true|right|exactly|me too|same here|i see|i agree|agreed|"
+    r"fair enough|good point|sounds (?:good|great|fun|nice|interesting|awesome|like fun)|"
+    r"(?:that|it)(?:'?s| is| sounds| was) (?:so |really |very |pretty )?(?:cool|great|nice|"
+    r"awesome|interesting|funny|amazing|fun|sad|too bad|a shame|true|right|good))[\s,.!]*)+$",
     _I,
 )
 _CLOSING = re.compile(
@@ -86,7 +98,7 @@ def not_checkworthy_reason(text: str, language: str | None = "en") -> str | None
     words = bare.split()
     if _GREETING.match(bare) and len(words) <= 8:
         return "a greeting"
-    if _ACK.match(bare):
+    if _ACK.match(bare) or _CHAT.match(bare):
         return "an acknowledgement"
     if _HEDGE.match(bare) and not _specific(bare):
         return "a hedge that states no fact"
@@ -104,3 +116,21 @@ def not_checkworthy_reason(text: str, language: str | None = "en") -> str | None
     ):
         return "an opinion with no checkable content"
     return None
+
+
+def mark_not_checkworthy(claims: list[Claim]) -> list[Claim]:
+    """``claims`` with those that state no checkable fact marked ``not_checkworthy`` and the
+    reason (the others unchanged; a claim already set aside with a reason is left as it is)."""
+    out = []
+    for c in claims:
+        if c.reason is None and c.status is ClaimStatus.UNVERIFIED:
+            why = not_checkworthy_reason(c.text, c.language)
+            if why is not None:
+                c = c.model_copy(
+                    update={
+                        "status": ClaimStatus.NOT_CHECKWORTHY,
+                        "reason": f"not check-worthy: {why}",
+                    }
+                )
+        out.append(c)
+    return out

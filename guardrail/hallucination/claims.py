@@ -1,7 +1,10 @@
 """Claims of a response: sentences with spans (seed 000 v2, seed 001), with their language.
 
 Fragments shorter than ``min_claim_chars`` are skipped (seed 001); CJK characters count double
-there, since one carries about a word. With ``decompose_claims`` off the whole response is one
+there, since one carries about a word. With ``checkworthiness`` on, a question that asserts a
+fact ("Did you know that X?", "X, isn't it?") gives the claim X, its span inside the question
+(:mod:`guardrail.hallucination.question_facts`), and a statement run into a question ("It came
+out in 1997. what about you?") is a claim of its own. With ``decompose_claims`` off the whole response is one
 claim. Claims past ``max_claims`` are kept but marked unverified (never silently dropped).
 
 Example::
@@ -12,7 +15,10 @@ Example::
 
 from __future__ import annotations
 
+import re
+
 from guardrail.config import HallucinationConfig
+from guardrail.hallucination.question_facts import asserted_fact
 from guardrail.report import Claim, ClaimStatus, Span
 from guardrail.text.language import claim_language
 from guardrail.text.sentences import display_length, split_sentences
@@ -24,6 +30,8 @@ def sentence_claims(
     """Split ``response`` into claims (one per sentence, or one for all), language-tagged."""
     if config.decompose_claims:
         pieces = [(s.text, s.start, s.end) for s in split_sentences(response)]
+        if config.checkworthiness:
+            pieces = [part for piece in pieces for part in _asserted_parts(*piece)]
     else:
         stripped = response.strip()
         start = response.find(stripped) if stripped else 0
@@ -48,6 +56,30 @@ def sentence_claims(
             )
         ]
     return cap_claims(claims, config.max_claims)
+
+
+_LOWER_START = re.compile(r"(?<=[.!])\s+(?=[a-z])")
+"""A sentence end before a lower-case word, which the splitter keeps in one sentence."""
+
+
+def _asserted_parts(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
+    """A sentence as claim pieces: a question that asserts a fact gives that fact; statements
+    run into a question ("It came out in 1997. what about you?") are pieces of their own."""
+    if not text.rstrip().endswith("?"):
+        return [(text, start, end)]
+    parts: list[tuple[str, int, int]] = []
+    at = 0
+    for m in _LOWER_START.finditer(text):
+        parts.append((text[at : m.start()], start + at, start + m.start()))
+        at = m.end()
+    question = text[at:]
+    found = asserted_fact(question)
+    if found is None:
+        parts.append((question, start + at, end))
+    else:
+        q0 = start + at
+        parts.append((question[found[0] : found[1]], q0 + found[0], q0 + found[1]))
+    return parts
 
 
 def cap_claims(claims: list[Claim], max_claims: int) -> list[Claim]:

@@ -97,8 +97,10 @@ def _set_aside(claims: list[Claim], verifier: Any, config: HallucinationConfig) 
     """Mark not-check-worthy and uncovered-language claims; the indices of the others."""
     checkable = []
     for i, c in enumerate(claims):
-        if c.reason is not None and c.status is ClaimStatus.UNVERIFIED:
-            continue  # already set aside (e.g. past max_claims)
+        if c.status is ClaimStatus.NOT_CHECKWORTHY or (
+            c.reason is not None and c.status is ClaimStatus.UNVERIFIED
+        ):
+            continue  # already set aside (when the claims were made, or past max_claims)
         why = not_checkworthy_reason(c.text, c.language) if config.checkworthiness else None
         if why is not None:
             c.status, c.reason = ClaimStatus.NOT_CHECKWORTHY, f"not check-worthy: {why}"
@@ -432,7 +434,8 @@ def detect(
         nlp: optional spaCy pipeline for names in nonexistent-entity checks.
         cache: a (premise, hypothesis) score cache shared across calls (``None`` = none).
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
-        question: the user's query (a span model reads it with the passages).
+        question: the user's query (a span model reads it with the passages; an answer with
+            nothing to check to a question for a fact is UNVERIFIED).
     """
     with verifier_usage() as usage:  # which members of a hybrid verifier decided
         scoring = score_claims(
@@ -482,6 +485,7 @@ def detect(
         ]
         if routed
         else None,
+        question=question,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes)

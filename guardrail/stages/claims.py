@@ -2,7 +2,8 @@
 
 Claims are sentences (seed 000 v2 / seed 001) or, with ``hallucination.claim_source = "llm"``,
 atomic claims from the chat model injected as the resource ``"claim_llm"``. Each claim carries
-its detected language; later stages score them.
+its detected language; those that state no checkable fact (a question to the user, a greeting,
+thanks, an opinion) are marked ``not_checkworthy`` here; later stages score the others.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from guardrail.config import GuardrailConfig
+from guardrail.hallucination.checkworthy import mark_not_checkworthy
 from guardrail.hallucination.claims import sentence_claims
 from guardrail.report import Claim
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
@@ -25,8 +27,10 @@ def build_claims(stage: Stage, response: str, query: str, language: str | None) 
         from guardrail.hallucination.decompose import decompose_claims
 
         llm = stage.resources.claim_llm()
-        return decompose_claims(response, llm, config, query=query, response_language=language)
-    return sentence_claims(response, config, language)
+        claims = decompose_claims(response, llm, config, query=query, response_language=language)
+    else:
+        claims = sentence_claims(response, config, language)
+    return mark_not_checkworthy(claims) if config.checkworthiness else claims
 
 
 class ClaimsStage(Stage):

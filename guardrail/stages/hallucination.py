@@ -2,11 +2,13 @@
 
 Evidence is the passages plus, when a knowledge base is given, its facts rendered as text. The
 stage is skipped (with a reason) only when there is neither *and* no earlier dialogue turn; claims
-are still produced by the ``claims`` stage. A dialogue-only input (turns, no passages, no
+are still produced by the ``claims`` stage. An answer that states no checkable fact (every claim
+``not_checkworthy``: a question to the user, a greeting, thanks) needs no evidence: its verdict
+is NOTHING_TO_CHECK with or without evidence, and no verifier is loaded for it when there is none. A dialogue-only input (turns, no passages, no
 knowledge base) is checked against its earlier turns alone: only the claims' prior-turn pairs
 are scored (:func:`~guardrail.hallucination.plan.plan_pairs`), so an answer that contradicts an
-earlier turn gets its ``contradicts_prior`` flag, and every claim stays UNVERIFIED with
-:data:`NO_EVIDENCE` as its reason (a turn that does not contradict a claim does not support it,
+earlier turn gets its ``contradicts_prior`` flag, and every checkable claim stays UNVERIFIED
+with :data:`NO_EVIDENCE` as its reason (a turn that does not contradict a claim does not support it,
 and a claim read against no evidence is never "fabricated"). If the verifier cannot be loaded
 the stage fails, and the pipeline's failure policy decides (fail-closed: the answer goes to
 human review).
@@ -24,11 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from guardrail.hallucination import flags as build
+from guardrail.hallucination.aggregation import nothing_to_check
 from guardrail.hallucination.detector import Detection, detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput
-from guardrail.report import ClaimStatus, VerdictLabel
+from guardrail.report import ClaimStatus, Verdict, VerdictLabel
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import (
@@ -188,10 +191,20 @@ def _has_evidence(data: GuardInput) -> bool:
     return any(p.text.strip() for p in data.passages) or data.knowledge_base is not None
 
 
+def _nothing_to_check(state: PipelineState) -> bool:
+    """Whether the claims stage found only sentences that state no checkable fact."""
+    return bool(state.claims) and all(
+        c.status is ClaimStatus.NOT_CHECKWORTHY for c in state.claims or []
+    )
+
+
 def _as_unchecked(result: Detection) -> Detection:
     """A dialogue-only check as the skipped stage left it, plus its prior-turn flags: every claim
     UNVERIFIED (a not-check-worthy one too: check-worthiness only chose the claims paired with
-    the turns) and the verdict UNVERIFIED for :data:`NO_EVIDENCE`."""
+    the turns) and the verdict UNVERIFIED for :data:`NO_EVIDENCE`. An answer with nothing to
+    check keeps its NOTHING_TO_CHECK verdict."""
+    if result.verdict.label is VerdictLabel.NOTHING_TO_CHECK:
+        return result
     claims = [
         c.model_copy(update={"status": ClaimStatus.UNVERIFIED, "reason": NO_EVIDENCE})
         if c.status is ClaimStatus.NOT_CHECKWORTHY
@@ -216,7 +229,7 @@ class HallucinationStage(Stage):
     def skip_reason(self, state: PipelineState) -> str | None:
         data = state.input
         if not _has_evidence(data) and not any(t.text.strip() for t in data.dialogue.turns):
-            return NO_EVIDENCE
+            return None if _nothing_to_check(state) else NO_EVIDENCE
         return None
 
     def _nlp(self) -> Any:
@@ -237,6 +250,10 @@ class HallucinationStage(Stage):
     def run(self, state: PipelineState) -> StageUpdate:
         cfg = self.config.hallucination
         data = state.input
+        if not _has_evidence(data) and not any(t.text.strip() for t in data.dialogue.turns):
+            # not skipped, so nothing to check (skip_reason): no verifier needed
+            verdict = Verdict(retrieval_score=data.retrieval_score, policy=cfg.policy)
+            return StageUpdate(claims=state.claims, verdict=nothing_to_check(verdict, data.query))
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
         mode = self.config.retrieval_score
         if mode == "embedding" or (mode == "auto" and cfg.policy != "calibrated"):

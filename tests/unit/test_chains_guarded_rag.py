@@ -69,7 +69,7 @@ def test_unchecked_answer_escalates_under_fail_closed() -> None:
     assert result.action is Action.HUMAN_REVIEW
     assert result.answer is None and not result.delivered
     assert result.escalation is not None
-    assert "could not be verified" in result.escalation.reason
+    assert "Could not check the answer" in result.escalation.reason
     assert result.escalation.last_answer == "The meeting is on Thursday."
     assert len(result.attempts) == 1  # human_review ends the loop at once
 

@@ -64,4 +64,4 @@ def test_feedback_items_follow_the_report() -> None:
     assert items["guardrail.verdict"]["value"] == report.verdict.label.value
     assert items["guardrail.action"]["value"] == "human_review"
     assert items["guardrail.action"]["score"] == 0
-    assert "could not be verified" in items["guardrail.action"]["comment"]
+    assert "Could not check the answer" in items["guardrail.action"]["comment"]

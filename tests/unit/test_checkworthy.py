@@ -34,6 +34,10 @@ NOT_CHECKWORTHY = [
     "In my opinion, it is a really interesting approach.",
     "Please consult a professional for advice on your situation.",
     "Happy to help!",
+    "Haha, nice!",
+    "Oh wow, that's so cool!",
+    "Me too!",
+    "Yeah, sounds like fun.",
 ]
 
 CHECKWORTHY = [
@@ -49,6 +53,8 @@ CHECKWORTHY = [
     "Aspirin reduces the risk of heart attack in some patients.",
     "The policy allows 25 days of paid leave per year.",
     "Water boils at a lower temperature at high altitude.",
+    "That's cool because the film was shot in Chicago.",
+    "Wow, it made 476 million dollars.",
 ]
 
 
@@ -66,11 +72,26 @@ def test_other_languages_are_left_to_the_verifier() -> None:
     assert not_checkworthy_reason("你好！", "zh") is None
 
 
-def test_only_not_checkworthy_claims_give_an_unverified_verdict_with_the_reason() -> None:
+def test_only_not_checkworthy_claims_give_a_nothing_to_check_verdict_with_the_reason() -> None:
     v = response_verdict(
         [], [ClaimStatus.NOT_CHECKWORTHY] * 2, [], None, HallucinationConfig(), "test"
     )
-    assert v.label is VerdictLabel.UNVERIFIED and "no checkable fact" in v.reason
+    assert v.label is VerdictLabel.NOTHING_TO_CHECK
+    assert v.reason == "the answer states no checkable fact"
+
+
+def test_nothing_to_check_in_answer_to_a_question_for_a_fact_is_unverified() -> None:
+    v = response_verdict(
+        [], [ClaimStatus.NOT_CHECKWORTHY], [], None, HallucinationConfig(), "test",
+        question="Are Wenling and Xinzheng both in China?",
+    )  # fmt: skip
+    assert v.label is VerdictLabel.UNVERIFIED and "asks for a fact" in v.reason
+
+
+def test_checkable_claims_not_checked_stay_unverified_beside_not_checkworthy_ones() -> None:
+    statuses = [ClaimStatus.NOT_CHECKWORTHY, ClaimStatus.UNVERIFIED]
+    v = response_verdict([None], statuses, ["no evidence"], None, HallucinationConfig(), "test")
+    assert v.label is VerdictLabel.UNVERIFIED and v.reason == "no evidence"
 
 
 def test_not_checkworthy_claims_do_not_count_in_the_ratio_rule() -> None:

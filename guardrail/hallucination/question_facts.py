@@ -1,0 +1,145 @@
+"""Facts asserted inside questions: "Did you know that X?" states X as much as "X." does.
+
+A question asks; it does not state. But some questions carry a fact the speaker takes as true:
+
+- presupposing openers: "did you know (that) X?", "do you know that X?", "have you heard that
+  X?", "are you aware that X?", "did you notice that X?";
+- rhetorical openers: "isn't it true that X?", "can you believe (that) X?", "would you believe
+  X?", "isn't it amazing that X?", "who knew (that) X?";
+- tag questions: "X, isn't it?", "X, didn't he?", "X, right?", "X, don't you think?".
+
+:func:`asserted_fact` finds X and its span inside the question, so the claim X is checked like
+any other. Genuine questions to the user — "what did you think?", "have you seen it?", "did you
+know where he was born?", "do you know the band?" — assert nothing and give ``None``. X must
+itself be check-worthy (:func:`~guardrail.hallucination.checkworthy.not_checkworthy_reason`)
+and hold a clause, not a bare phrase: "I know, right?" asserts nothing to check.
+
+:func:`asks_for_a_fact` tells the other side: whether the user's message asks a question whose
+answer is a fact ("Are both bands American?", "Do you know who directed it?"), rather than
+making a remark or asking about the assistant itself ("Do you like it?", "What did you
+think?"). A bare "No." answers the first kind: it states a fact the rules cannot check.
+
+The rules are for English, like the check-worthiness rules.
+
+Example::
+
+    >>> text = "Did you know that an average game has only 5 minutes of live gameplay?"
+    >>> start, end = asserted_fact(text)
+    >>> text[start:end]
+    'an average game has only 5 minutes of live gameplay'
+"""
+
+from __future__ import annotations
+
+import re
+
+from guardrail.hallucination.checkworthy import not_checkworthy_reason
+
+_I = re.IGNORECASE
+
+_LEAD = r"^(?:[^?]*?(?:[,;:]\s*|[.!]\s+))?(?:(?:and|but|so|also|oh|well|yeah|hey)\s+)?"
+"""Whatever comes before the opener in the same sentence ("Yeah, did you know …", "I see, …")."""
+
+_AFTER_THAT = re.compile(
+    _LEAD + r"(?:do|did|have|had|are|were)\s+you\s+(?:ever\s+|also\s+|even\s+|already\s+)?"
+    r"(?:know|hear|heard|realize|realise|notice|noticed|aware|read|learn|learned|learnt)"
+    r"\s+that\s+",
+    _I,
+)
+"""Openers that presuppose their complement when it is a that-clause."""
+_DID_YOU_KNOW = re.compile(_LEAD + r"did\s+you\s+(?:ever\s+|also\s+|even\s+)?know\s+", _I)
+""""Did you know X?" presupposes X even without "that"."""
+_RHETORICAL = re.compile(
+    _LEAD + r"(?:(?:is|was)(?:n'?t| not)\s+it\s+(?:true|a fact)\s+that|"
+    r"(?:can|could|would)\s+you\s+(?:ever\s+)?believe(?:\s+that)?|"
+    r"(?:is|was)(?:n'?t| not)\s+it\s+(?:\w+\s+)?(?:amazing|interesting|crazy|funny|cool|weird|"
+    r"strange|incredible|wild|sad|surprising|fascinating|great|remarkable|ironic)\s+that|"
+    r"who\s+(?:knew|would\s+have\s+(?:thought|guessed|known))(?:\s+that)?)\s+",
+    _I,
+)
+"""Questions that state their complement for effect."""
+_AUX = r"(?:is|are|was|were|do|does|did|has|have|had|will|would|can|could|should|shall|must|might)"
+_TAG = re.compile(
+    r"\s*(?:,\s*|\s+(?=right\b))(?:"
+    + _AUX
+    + r"(?:n'?t|\s+not)?\s+(?:it|he|she|they|there|you|we|that|this|i|those|these)"
+    r"|right|correct|no|huh|eh|isn'?t\s+that\s+(?:right|so|true)"
+    r"|don'?t\s+you\s+think|wouldn'?t\s+you\s+say|you\s+know)\s*\?+\s*$",
+    _I,
+)
+"""A tag after a statement: "…, isn't it?", "…, right?"."""
+_GENUINE = re.compile(r"^(?:how|what|who|whom|whose|where|when|why|which|whether|if|about)\b", _I)
+"""A complement that makes the question a real one ("did you know where …")."""
+_TRAILING = " \t\n\"'”’)]*_"
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without surrounding spaces, quotes and punctuation before the '?'."""
+    while end > start and (text[end - 1] in _TRAILING or text[end - 1] in ",;:"):
+        end -= 1
+    while start < end and text[start].isspace():
+        start += 1
+    return start, end
+
+
+def _holds_a_fact(clause: str, min_words: int) -> bool:
+    """Whether ``clause`` is a statement worth checking (a clause, not a bare word or phrase)."""
+    words = clause.split()
+    if len(words) < min_words or _GENUINE.match(clause):
+        return False
+    return not_checkworthy_reason(clause) is None
+
+
+def asserted_fact(sentence: str) -> tuple[int, int] | None:
+    """The span ``[start, end)`` inside ``sentence`` of the fact a question asserts, or
+    ``None`` (not a question, a genuine question, or nothing checkable asserted)."""
+    body = sentence.rstrip()
+    if not body.endswith("?"):
+        return None
+    stop = len(body) - 1
+    while stop > 0 and body[stop - 1] == "?":
+        stop -= 1
+    tag = _TAG.search(body)
+    if tag is not None:
+        lead = re.match(r"^(?:(?:oh|well|yeah|so|and|but)\s*,?\s+)?", body, _I)
+        start, end = _trim(body, lead.end() if lead else 0, tag.start())
+        clause = body[start:end]
+        if _holds_a_fact(clause, 3) and "?" not in clause:
+            return start, end
+        return None
+    for pattern, min_words in ((_AFTER_THAT, 2), (_RHETORICAL, 3), (_DID_YOU_KNOW, 3)):
+        m = pattern.match(body)
+        if m is None:
+            continue
+        start, end = _trim(body, m.end(), stop)
+        clause = body[start:end]
+        if "?" in clause or not _holds_a_fact(clause, min_words):
+            return None
+        return start, end
+    return None
+
+
+_ABOUT_YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", _I)
+"""A question about the assistant itself ("do you like …", "what did you think")."""
+_ASKS_THROUGH_YOU = re.compile(
+    r"\b(?:(?:do|did|would)\s+you\s+(?:happen\s+to\s+)?know|(?:can|could|would)\s+you\s+"
+    r"(?:please\s+)?(?:tell|explain|say|remind)|do\s+you\s+have\s+any\s+idea)\b",
+    _I,
+)
+"""A question for a fact asked through "you" ("do you know who …", "can you tell me …")."""
+_QUESTION_SENTENCE = re.compile(r"[^.!?]*\?")
+
+
+def asks_for_a_fact(query: str | None) -> bool:
+    """Whether ``query`` asks a question whose answer is a fact: a sentence ending in '?' that
+    is not about the assistant itself, or that asks for a fact through it ("do you know who
+    …?"). A remark, a greeting or "do you like it?" asks for none."""
+    if not query:
+        return False
+    for m in _QUESTION_SENTENCE.finditer(query):
+        question = m.group(0).strip()
+        if not question.strip("? "):
+            continue
+        if not _ABOUT_YOU.search(question) or _ASKS_THROUGH_YOU.search(question):
+            return True
+    return False
