@@ -47,7 +47,7 @@ TORCH_PROBE = (
     "import sys, json; from guardrail import Guardrail; "
     f"r = Guardrail().invoke({{'query': {QUERY!r}, 'response': {SUPPORTED!r}, "
     f"'passages': [{PASSAGE!r}]}}); "
-    "print(json.dumps([r.recommendation.action.value, 'torch' in sys.modules]))"
+    "print(json.dumps([str(r.recommendation.action), 'torch' in sys.modules]))"
 )
 
 

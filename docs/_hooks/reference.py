@@ -639,6 +639,32 @@ def render_published() -> str:
     return "\n".join(lines)
 
 
+FOOTPRINT_ROWS = (
+    ("environment_mb", "environment on disk, MB"),
+    ("torch_installed", "torch installed"),
+    ("torch_imported_by_a_check", "torch imported by a check"),
+    ("action_on_supported_answer", "action on the README's supported answer"),
+    ("import_s", "`from guardrail import Guardrail`, s"),
+    ("cold_check_s", "cold `guardrail check`, wall s (median)"),
+    ("peak_rss_mb", "peak RSS of that check, MB"),
+    ("warm_p50_ms", "warm p50, ms (`latency.py`)"),
+    ("warm_p95_ms", "warm p95, ms"),
+)
+
+
+def render_footprint() -> str:
+    """Base install against the full development install, from ``footprint.json``."""
+    d = _load("footprint.json")
+    lines = ["| figure | base install (`pip install answer-guardrail`) | full dev install (`./setup.sh`) |",
+             "|---|---:|---:|",
+             f"| wheel, MB | {d['wheel_mb']} | {d['wheel_mb']} |"]  # fmt: skip
+    for key, label in FOOTPRINT_ROWS:
+        lines.append(f"| {label} | {d['base'][key]} | {d['full'][key]} |")
+    lines += ["", f"Measured with `{d['command']}` on {d['machine']['cpus']} cores "
+              f"(1-minute load {d['machine']['load_1min_at_start']} at the start)."]  # fmt: skip
+    return "\n".join(lines)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "published": render_published,
     "cli": render_cli,
@@ -650,6 +676,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "decision-runs": render_decision_runs,
     "claim-levers": render_claim_levers,
     "latency": render_latency,
+    "footprint": render_footprint,
     "verifier": render_verifier,
 }
 

@@ -97,7 +97,7 @@ def test_readme_snippet_accepts_a_supported_answer(env: Path, tmp_path: Path) ->
     script.write_text(
         readme_snippet()
         + "\nimport json, sys\n"
-        + "json.dump({'action': report.recommendation.action.value, "
+        + "json.dump({'action': str(report.recommendation.action), "
         "'label': report.verdict.label.value, 'delivered': report.delivered_text, "
         "'failed': [s.name for s in report.stages if s.status.value == 'failed'], "
         "'torch': 'torch' in sys.modules}, sys.stdout)\n",
@@ -158,7 +158,7 @@ out = {}
 for which in ("good", "bad"):
     result = guarded.invoke({"input": "When is the meeting with John?", "which": which})
     report = result["guardrail_report"]
-    out[which] = [report.recommendation.action.value, report.delivered_text]
+    out[which] = [str(report.recommendation.action), report.delivered_text]
 print(json.dumps(out))
 """
 
