@@ -99,7 +99,12 @@ def _verifier(config: GuardrailConfig) -> list[Requirement]:
         return []  # a hybrid list or a {"preset": ...} mapping: checked when it loads
     if spec.startswith(f"{LLM_PREFIX}groq:"):
         return [Requirement("langchain_groq", "langchain-groq", "groq", what)]
-    if spec.startswith(LLM_PREFIX) or spec.startswith("vectara:") or spec in preset_names():
+    if (
+        spec.startswith(LLM_PREFIX)
+        or spec.startswith("vectara:")
+        or spec.split("=", 1)[0] in preset_names()  # a preset, maybe exported to ONNX
+        or "," in spec  # a hybrid: a failing member is dropped when it loads
+    ):
         return []
     path = Path(spec)
     if path.is_dir() and (path / "model.onnx").is_file():

@@ -103,3 +103,11 @@ def test_version_is_exposed() -> None:
 
     assert guardrail.__version__ == __version__
     assert __version__.count(".") == 2
+
+
+def test_presets_and_hybrids_are_checked_when_they_load(absent: set[str]) -> None:
+    # a preset may have been exported to ONNX and a hybrid drops a failing member: neither is
+    # refused at construction for want of torch
+    absent.update({"transformers", "torch"})
+    Guardrail({"models": {"verifier": "minicheck-deberta-l"}})
+    Guardrail({"models": {"verifier": "hhem-2.1-open,bundled"}})
