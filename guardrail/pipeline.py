@@ -352,7 +352,9 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
                     f"known: {sorted(RESOURCES)}"
                 )
             uses[st.name] = st.uses
-        injected = [k for k in RESOURCES if backends is not None and getattr(backends, k, None)]
+        injected = [
+            k for k in RESOURCES if backends is not None and getattr(backends, k, None) is not None
+        ]
         check_installed(self.config, uses, injected)
 
     @property
