@@ -180,8 +180,9 @@ class CalibrationUsed(BaseModel):
     """Below this ``p_supported`` an unsupported claim is a confident problem (``None``: the
     calibration sets none, so every unsupported claim is one)."""
     routed_remove_below: dict[int, float | None] = Field(default_factory=dict)
-    """For claims a language router sent to another verifier: that verifier's own
-    ``remove_below``, by claim index."""
+    """For claims a language router sent to another verifier with a calibration of its own:
+    that calibration's ``remove_below``, by claim index (an uncalibrated route is judged by the
+    default's)."""
 
     def remove_below_for(self, claim_index: int) -> float | None:
         """The ``remove_below`` that applies to one claim."""

@@ -497,6 +497,12 @@ def detect(
             label=calibration.label,
             threshold=threshold,
             remove_below=calibration.remove_below,
-            routed_remove_below={i: r.calibration.remove_below for i, r in routed.items()},
+            # a route with a calibration of its own has its own cut-off; an uncalibrated one
+            # (raw entailment as p_supported) is judged by the default's
+            routed_remove_below={
+                i: r.calibration.remove_below
+                for i, r in routed.items()
+                if r.calibration.calibrator is not None or r.calibration.members
+            },
         )
     return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes, used)
