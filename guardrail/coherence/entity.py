@@ -1,4 +1,4 @@
-"""Entity consistency: are the attributes the response gives known entities right? (seed 004, 3)
+"""Entity consistency: are the attributes the response gives known entities right? (dimension 3)
 
 Known entities come from the dialogue's entity registry and, when the input carries a knowledge
 base with ``find_entity``, from the KB. Their references in the response are found by name, alias,

@@ -1,4 +1,4 @@
-"""Value comparison for fact validation (seed 004), as pure functions.
+"""Value comparison for fact validation, as pure functions.
 
 :func:`compare_values` decides whether a claimed value equals a reference value, trying in turn:
 
