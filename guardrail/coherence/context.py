@@ -105,7 +105,10 @@ class Vectors:
         return row
 
     def cos(self, a: str, b: str) -> float:
-        """Cosine similarity of two embedded strings."""
+        """Cosine similarity of two embedded strings (0.0 with a blank one: blank strings are
+        never embedded, and say nothing)."""
+        if not a.strip() or not b.strip():
+            return 0.0
         return float(self.vector(a) @ self.vector(b))
 
     def best(self, text: str, others: list[str]) -> tuple[float, str | None]:

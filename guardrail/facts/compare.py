@@ -168,7 +168,7 @@ def parse_quantity(value: str) -> tuple[float, str | None] | None:
     v = re.sub(r"\b(?:about|around|approximately|roughly|some|a year|per year|annually)\b", "", v)
     v = re.sub(r"\s+", " ", v).strip()
     prefix_unit = None
-    if v[:1] in "$€£":
+    if v and v[0] in "$€£":  # ("" is in every string: a blank value has no unit)
         prefix_unit, v = v[0], v[1:].strip()
     m = re.fullmatch(r"(-?\d+(?:\.\d+)?|[a-z]+)\s*([a-z%]+)?\s*([a-z%$€£]+)?", v)
     if not m:

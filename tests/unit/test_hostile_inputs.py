@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import FakeListChatModel
@@ -282,3 +283,16 @@ def test_quote_claims_stays_fast_on_a_guidance_full_of_quotes() -> None:
         quoted = quote_claims(guidance, previous)
         assert quoted.count("<claim>") == quoted.count("</claim>")
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_blank_value_or_attribute_name_is_compared_without_a_crash() -> None:
+    """Found by the fuzzer under strict mode: a knowledge-base value or a registry attribute
+    that is blank crashed the value comparison (``"" in "$€£"``) and the entity check (a blank
+    key is never embedded); both are ordinary inputs, never a failed stage."""
+    from guardrail.coherence.context import Vectors
+    from guardrail.facts.compare import compare_values, parse_quantity
+
+    assert parse_quantity("") is None and parse_quantity("about") is None
+    assert not compare_values("$5", "").matches
+    vectors = Vectors(index={}, matrix=np.zeros((0, 1), dtype=np.float32))
+    assert vectors.cos("", "anything") == 0.0 and vectors.cos("x", " ") == 0.0
