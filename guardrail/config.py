@@ -198,6 +198,14 @@ class SpeedConfig(StrictModel):
     """(premise, hypothesis) verifier scores kept across calls of one guardrail, so repeated
     pairs (a regenerate loop, the same passages) are not scored again (0 = no cache)."""
 
+    @model_validator(mode="after")
+    def _consistent(self) -> SpeedConfig:
+        if self.early_exit_entailment is None:
+            _no_effect(self, "early_exit_contradiction", None, "hallucination.speed.",
+                       "hallucination.speed.early_exit_entailment = None",
+                       "no premise is scored alone, so nothing is settled early")  # fmt: skip
+        return self
+
 
 class EvidenceSelectionConfig(StrictModel):
     """Evidence selection per claim (``hallucination.selection``,
@@ -219,6 +227,15 @@ class EvidenceSelectionConfig(StrictModel):
     titles: bool = True
     """Put the passage's title (``Passage.metadata["title"]``) before its sentences."""
 
+    @model_validator(mode="after")
+    def _consistent(self) -> EvidenceSelectionConfig:
+        if not self.enabled:
+            for key in ("sentences", "token_budget", "titles"):
+                _no_effect(self, key, None, "hallucination.selection.",
+                           "hallucination.selection.enabled = False",
+                           "no premise is selected")  # fmt: skip
+        return self
+
 
 class HallucinationConfig(StrictModel):
     """The hallucination check: claims, evidence windows, the verdict policy and flags.
@@ -226,7 +243,11 @@ class HallucinationConfig(StrictModel):
     The evidence-window knobs: passages are cut into windows (``window_tokens``,
     ``window_stride``, or whole passages without ``use_windows``); each claim is scored against
     at most ``top_m_windows`` of them, capped by ``speed.max_windows_per_claim`` and pre-selected
-    by ``speed.lexical_candidates``; ``speed.early_exit_*`` settle a claim on its first premise."""
+    by ``speed.lexical_candidates``; ``speed.early_exit_*`` settle a claim on its first premise.
+    A key given a value of its own where another key cancels it is a ``ConfigError`` naming
+    both (``top_m_windows = 0`` with a ``speed.max_windows_per_claim`` cap,
+    ``speed.early_exit_entailment = None`` with a ``speed.early_exit_contradiction``,
+    ``selection`` settings with ``selection.enabled = False``)."""
 
     policy: Literal["calibrated", "weakest_link", "ratio"] = "calibrated"
     """``calibrated`` (default): each claim's calibrated ``p_supported`` against the claim
@@ -306,6 +327,26 @@ class HallucinationConfig(StrictModel):
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence
     (NONEXISTENT_ENTITY)."""
+
+    @model_validator(mode="after")
+    def _windows_consistent(self) -> HallucinationConfig:
+        if self.top_m_windows <= 0:
+            _no_effect(self.speed, "max_windows_per_claim", 0, "hallucination.speed.",
+                       f"hallucination.top_m_windows = {self.top_m_windows}",
+                       "it asks for every window, uncapped")  # fmt: skip
+        return self
+
+
+def _no_effect(section: BaseModel, key: str, agrees: object, prefix: str, cause: str,
+               why: str) -> None:  # fmt: skip
+    """Refuse ``key`` of ``section`` set to a value of its own where ``cause`` cancels it: the
+    two ask for contradicting things. ``key`` at its default, or at the value that ``agrees``
+    with ``cause``, is no contradiction (so a config that loaded loads again from its dump)."""
+    value = getattr(section, key)
+    if value != agrees and value != type(section).model_fields[key].default:
+        raise ValueError(
+            f"{prefix}{key} = {value!r} contradicts {cause} ({why}); set one of the two"
+        )
 
 
 class CoherenceWeights(StrictModel):
