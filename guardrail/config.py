@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from guardrail.config_renames import moved, renamed
 from guardrail.errors import ConfigError
 
 
@@ -549,12 +550,22 @@ class GuardrailConfig(StrictModel):
     verdict policy uses T(rs) (``weakest_link``, ``ratio``) — the ``calibrated`` policy judges
     claims by ``p_supported`` alone, so embedding every passage would only cost time."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_keys(cls, data: Any) -> Any:
+        """Old keys of a user's config are read under their new names, with a warning
+        (:mod:`guardrail.config_renames`)."""
+        if not isinstance(data, dict):
+            return data
+        moved(data)
+        return renamed(data)
+
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:
         """A named profile (``offline`` or ``online``) with optional overrides."""
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
-        data = _deep_merge(PROFILES[name], overrides)
+        data = _deep_merge(PROFILES[name], renamed(overrides))
         return cls._validate(data)
 
     @classmethod
@@ -571,7 +582,7 @@ class GuardrailConfig(StrictModel):
         profile = str(data.get("profile", "offline"))
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
-        return cls._validate(_deep_merge(PROFILES[profile], data))
+        return cls._validate(_deep_merge(PROFILES[profile], renamed(data)))
 
     @classmethod
     def _validate(cls, data: dict[str, Any]) -> GuardrailConfig:
