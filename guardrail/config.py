@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from guardrail.config_renames import moved, renamed
 from guardrail.errors import ConfigError
@@ -538,10 +539,12 @@ class GuardrailConfig(StrictModel):
     """Stage names to skip (recorded as skipped)."""
     decision: DecisionConfig = Field(default_factory=DecisionConfig)
     """How the verdict and the claims' problems gate the recommendation."""
-    streaming: dict[str, Any] = Field(default_factory=dict)
-    """How chains' guarded streams handle a sentence that fails its check: the fields of
-    :class:`chains.stream_checks.StreamingConfig` (``policy``, ``annotation`` …), which lives
-    beside the code reading it and validates this section when a guarded chain is built."""
+    streaming: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
+    """Deprecated (read for one release, with a warning): the settings of chains' guarded
+    streams are :class:`chains.stream_checks.StreamingConfig`, given to the chain that streams
+    (``with_guardrail(..., streaming=...)``, ``GuardedRAG``, ``guard_agent``). A ``streaming``
+    section here is still what those chains use when given none; it is not part of the schema
+    or of a dump."""
     retrieval_score: Literal["auto", "embedding", "none"] = "auto"
     """Passages given without a retrieval score: ``embedding`` scores them with the cosine of
     the query (or, without one, the response) and the passage in the guardrail's embedding

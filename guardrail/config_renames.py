@@ -29,7 +29,11 @@ from guardrail.errors import ConfigError
 RENAMED: dict[str, str] = {}
 
 #: Section → where it lives now (accepted in the core config for one release, with a warning).
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    "streaming": "the settings of a guarded stream are chains.stream_checks.StreamingConfig, "
+    "given to the chain that streams (with_guardrail(..., streaming=...), GuardedRAG, "
+    "guard_agent)",
+}
 
 _MISSING = object()
 

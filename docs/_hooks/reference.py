@@ -410,8 +410,10 @@ def render_config() -> str:
         lines += [
             f"### `{key}` {{#{anchor(key)}}}",
             "",
-            "Read by chains' guarded streams "
-            f"(`{model.__module__}.{model.__name__}`): " + docline(model.__doc__),
+            "Read by chains' guarded streams, given to the chain as `streaming=` "
+            f"(`{model.__module__}.{model.__name__}`; a `streaming` section of the guardrail "
+            "config is deprecated: it still works for one release, with a warning): "
+            + docline(model.__doc__),
             "",
             *header,
             *rows,

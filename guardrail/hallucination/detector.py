@@ -40,7 +40,7 @@ from guardrail.hallucination.calibration_registry import (
 )
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
-from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
+from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier
 from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
@@ -139,7 +139,7 @@ def score_claims(
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
                 c.reason = no_evidence_reason
-    speed = speed_config(config)
+    speed = config.speed
     plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
     if plan.pairs:
         scores, failed = run_verifier(
