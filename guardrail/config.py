@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import math
 from enum import Enum
 from pathlib import Path
@@ -65,9 +66,50 @@ class ConfidenceWeights(StrictModel):
     entities)."""
 
 
+class ConfidenceLadder(StrictModel):
+    """The confidence ladder: how sure a finding (a hallucination flag, a contradicted claim, a
+    knowledge-base or earlier-turn contradiction) must be for each thing the guardrail does with
+    it. One meaning per rung, each rung at least the one below it: ``noted`` (reported: flagged,
+    annotated, called uncertain), ``named`` (in the regeneration guidance), ``blocking`` (blocks
+    delivering the answer as it is), ``penalised`` (a flag lowers the confidence score),
+    ``certain`` (acted on alone: a sentence removed, a knowledge-base contradiction penalised).
+    """
+
+    noted: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A finding at least this confident is reported: a contradicted claim or sentence pair is
+    flagged (``contradicts_*``), a flag is annotated in ``annotated`` and, below ``blocking``,
+    listed as uncertain under ``accept_with_flags``."""
+    named: float = Field(default=0.7, ge=0.0, le=1.0)
+    """A flag at least this confident is named in the regeneration guidance."""
+    blocking: float = Field(default=0.8, ge=0.0, le=1.0)
+    """A flag of a blocking type, a contradicted claim or a knowledge-base contradiction at least
+    this confident blocks delivering the answer as it is (the claim is repaired or removed);
+    a flag more confident counts as high-confidence in a human-review reason; with
+    ``facts.history_verifier``, an earlier-turn contradiction at least this confident is a
+    conflict."""
+    penalised: float = Field(default=0.85, ge=0.0, le=1.0)
+    """A hallucination flag more confident than this lowers the confidence score by
+    ``scoring.flag_penalty``."""
+    certain: float = Field(default=0.9, ge=0.0, le=1.0)
+    """Certain enough to act on alone: with ``correction.remove_severe``, a flag of severity
+    ≥ 0.9 at least this confident removes its sentence; a knowledge-base contradiction more
+    confident than this lowers the confidence score by ``scoring.kb_contradiction_penalty``."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ConfidenceLadder:
+        rungs = list(self.model_dump().items())
+        for (low, a), (high, b) in itertools.pairwise(rungs):
+            if a > b:
+                raise ValueError(
+                    f"confidence.{low} ({a}) is above confidence.{high} ({b}): each rung of the "
+                    "confidence ladder is at least the one below it"
+                )
+        return self
+
+
 class ScoringCutoffs(StrictModel):
-    """The cut-offs inside the confidence penalty and the recommendation texts, each with the
-    one meaning it has."""
+    """The penalties of the confidence score and the cut-offs of the recommendation texts,
+    each with the one meaning it has (how sure a flag must be: the ``confidence`` ladder)."""
 
     coherence_issue_severity: float = 0.8
     """A coherence issue more severe than this (0–1) costs ``coherence_penalty`` and is named in
@@ -75,30 +117,18 @@ class ScoringCutoffs(StrictModel):
     coherence_penalty: float = 0.1
     """Subtracted from the confidence per coherence issue more severe than
     ``coherence_issue_severity`` (all penalties together at most ``penalty_cap``)."""
-    kb_contradiction_confidence: float = 0.9
-    """A knowledge-base contradiction more confident than this (0–1) costs
-    ``kb_contradiction_penalty``."""
     kb_contradiction_penalty: float = 0.15
     """Subtracted from the confidence per knowledge-base contradiction more confident than
-    ``kb_contradiction_confidence`` (all penalties together at most ``penalty_cap``)."""
-    flag_confidence: float = 0.85
-    """A hallucination flag more confident than this (0–1) costs ``flag_penalty``."""
+    ``confidence.certain`` (all penalties together at most ``penalty_cap``)."""
     flag_penalty: float = 0.1
     """Subtracted from the confidence per hallucination flag more confident than
-    ``flag_confidence`` (all penalties together at most ``penalty_cap``)."""
-    review_flag_confidence: float = 0.8
-    """Flags more confident than this (0–1) are counted as high-confidence in a human-review
-    reason."""
-    uncertain_flag_low: float = 0.5
-    """``accept_with_flags`` lists the spans of flags with confidence in
-    [``uncertain_flag_low``, ``uncertain_flag_high``) as uncertain."""
-    uncertain_flag_high: float = 0.8
-    """The upper end (exclusive) of the uncertain range of ``uncertain_flag_low``: flags at
-    least this confident are not called uncertain."""
-    guidance_flag_confidence: float = 0.7
-    """Flags at least this confident (0–1) are named in the regeneration guidance."""
+    ``confidence.penalised`` (all penalties together at most ``penalty_cap``)."""
     incoherent_below: float = 0.4
     """A coherence score below this (0–1) is called incoherent in a human-review reason."""
+    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
+        default_factory=ConfidenceLadder, exclude=True
+    )
+    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class HandlingThresholds(StrictModel):
@@ -289,9 +319,6 @@ class HallucinationConfig(StrictModel):
     threshold: AdaptiveThreshold = Field(default_factory=AdaptiveThreshold)
     """The adaptive threshold T(rs) on claim entailment (``weakest_link`` and ``ratio``
     policies, and claim statuses without a calibration)."""
-    contradiction_flag: float = 0.5
-    """A claim (or a pair of sentences) contradicted with at least this probability (0–1) is
-    flagged as contradicting the evidence (or each other, or an earlier turn)."""
     logical_consistency: bool = True
     """Check pairs of the response's own sentences against each other."""
     max_claims: int = 64
@@ -314,7 +341,7 @@ class HallucinationConfig(StrictModel):
     first)."""
     prior_turn_candidates: int = 2
     """Per claim, the earlier-turn sentences most similar to it that are checked for conflicts
-    (``contradicts_prior`` at ``contradiction_flag``). The check also runs for a dialogue-only
+    (``contradicts_prior`` at ``confidence.noted``). The check also runs for a dialogue-only
     input (turns, no passages, no knowledge base): there it is the only pairs scored, and the
     claims stay unverified."""
     prior_min_similarity: float = 0.4
@@ -329,6 +356,10 @@ class HallucinationConfig(StrictModel):
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence
     (NONEXISTENT_ENTITY)."""
+    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
+        default_factory=ConfidenceLadder, exclude=True
+    )
+    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
     @model_validator(mode="after")
     def _windows_consistent(self) -> HallucinationConfig:
@@ -409,15 +440,13 @@ class FactConfig(StrictModel):
     """Compare the values the answer states with those stated in earlier dialogue turns (a
     different value is a ``history_conflict``)."""
     history_verifier: bool = False
-    """Also check claims against earlier turns with the NLI verifier here (else by value only).
+    """Also check claims against earlier turns with the NLI verifier here (else by value only):
+    a contradiction at least ``confidence.blocking`` sure is a conflict.
     Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
-    ``hallucination.contradiction_flag``) are the pipeline's one NLI check of earlier turns,
+    ``confidence.noted``) are the pipeline's one NLI check of earlier turns,
     dialogue-only inputs included; this path costs a second verifier call and reads only
     claims whose subject resolves to a known entity (``benchmarks/dialogue_history.py``
     compares the two)."""
-    history_contradiction: float = 0.8
-    """With ``history_verifier``: minimum verifier contradiction probability (0–1) for a
-    conflict with an earlier turn."""
     history_max_turns: int = 20
     """How many of the most recent turns the history check reads."""
 
@@ -434,14 +463,14 @@ class CorrectionConfig(StrictModel):
     factual_min_confidence: float = 0.9
     """Replace a contradicted value only when the KB value's confidence is at least this."""
     remove_severe: bool = False
-    """Remove sentences with a critical flag instead of annotating them."""
+    """Remove sentences with a critical flag (severity ≥ 0.9, at least ``confidence.certain``
+    sure) instead of annotating them; flags at least ``confidence.noted`` sure are annotated."""
     max_corrections: int = 20
     """At most this many text edits per answer, the most important first."""
-    annotation_min_confidence: float = 0.5
-    """Hallucination flags at least this confident (0–1) are annotated in ``annotated``."""
-    removal_min_confidence: float = 0.9
-    """With ``remove_severe``: a flag of severity ≥ 0.9 at least this confident (0–1) removes
-    its sentence."""
+    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
+        default_factory=ConfidenceLadder, exclude=True
+    )
+    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class ModelsConfig(StrictModel):
@@ -472,11 +501,9 @@ class ModelsConfig(StrictModel):
 
 
 class DecisionConfig(StrictModel):
-    """How the verdict gates the recommendation (see :mod:`guardrail.decision`)."""
+    """How the verdict gates the recommendation (see :mod:`guardrail.decision`); how sure a
+    problem must be to block delivery is the ``confidence`` ladder's ``blocking`` rung."""
 
-    strong_flag: float = 0.8
-    """A flag of a blocking type, a contradicted claim or a knowledge-base contradiction at least
-    this confident (0–1) blocks delivering the answer as it is."""
     recheck_min_entailment: float = 0.5
     """A claim corrected from the evidence counts as repaired when the verifier, re-run on the
     corrected claim against its evidence sentence, gives at least this entailment."""
@@ -496,6 +523,10 @@ class DecisionConfig(StrictModel):
     min_kept_share: float = 0.5
     """``claim`` granularity: when removals leave less than this share of the answer's
     checkworthy claims, the answer is regenerated instead of delivered."""
+    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
+        default_factory=ConfidenceLadder, exclude=True
+    )
+    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
@@ -518,8 +549,11 @@ class GuardrailConfig(StrictModel):
     penalty_cap: float = 0.5
     """The most the severity penalties (``scoring.*_penalty``) together subtract from the
     confidence."""
+    confidence: ConfidenceLadder = Field(default_factory=ConfidenceLadder)
+    """The confidence ladder: how sure a finding must be to be noted, named in the guidance,
+    block delivery, lower the score, or be acted on alone."""
     scoring: ScoringCutoffs = Field(default_factory=ScoringCutoffs)
-    """Cut-offs of the confidence penalty and of the recommendation texts."""
+    """Penalties of the confidence score and cut-offs of the recommendation texts."""
     hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
     """The hallucination check: claims, evidence windows, verdict policy, flags."""
     coherence: CoherenceConfig = Field(default_factory=CoherenceConfig)
@@ -562,6 +596,15 @@ class GuardrailConfig(StrictModel):
             return data
         moved(data)
         return renamed(data)
+
+    @model_validator(mode="after")
+    def _one_ladder(self) -> GuardrailConfig:
+        """Every section that reads the confidence ladder reads this one."""
+        for name in ("scoring", "hallucination", "correction", "decision"):
+            section = getattr(self, name)
+            if section.confidence != self.confidence:
+                self.__dict__[name] = section.model_copy(update={"confidence": self.confidence})
+        return self
 
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:

@@ -26,7 +26,20 @@ from typing import Any
 from guardrail.errors import ConfigError
 
 #: Old dotted key → new dotted key (removed one release after the rename).
-RENAMED: dict[str, str] = {}
+RENAMED: dict[str, str] = {
+    # the eleven confidence cut-offs became the five rungs of the confidence ladder
+    "hallucination.contradiction_flag": "confidence.noted",
+    "correction.annotation_min_confidence": "confidence.noted",
+    "scoring.uncertain_flag_low": "confidence.noted",
+    "scoring.guidance_flag_confidence": "confidence.named",
+    "decision.strong_flag": "confidence.blocking",
+    "scoring.review_flag_confidence": "confidence.blocking",
+    "scoring.uncertain_flag_high": "confidence.blocking",
+    "facts.history_contradiction": "confidence.blocking",
+    "scoring.flag_confidence": "confidence.penalised",
+    "scoring.kb_contradiction_confidence": "confidence.certain",
+    "correction.removal_min_confidence": "confidence.certain",
+}
 
 #: Section → where it lives now (accepted in the core config for one release, with a warning).
 MOVED: dict[str, str] = {

@@ -241,9 +241,9 @@ def judge_claims(
             p_supported = decision.best_prediction.entailment
         c.p_supported = round(p_supported, 4)
         if calibrated:
-            c.status = calibrated_status(c.p_supported, decision, cut, config.contradiction_flag)
+            c.status = calibrated_status(c.p_supported, decision, cut, config.confidence.noted)
         else:
-            c.status = claim_status(decision, cut, config.contradiction_flag)
+            c.status = claim_status(decision, cut, config.confidence.noted)
         contradicted = c.status is ClaimStatus.CONTRADICTED
         win = windows[decision.contra if contradicted else decision.best]
         pred = decision.contra_prediction if contradicted else decision.best_prediction
@@ -295,12 +295,12 @@ def judge_claims(
                 response, c, i, evidence.known_texts, taken, nlp if c.language == "en" else None
             )
     for a, b, p in plan.logic:
-        if p in scores and scores[p].contradiction >= config.contradiction_flag:
+        if p in scores and scores[p].contradiction >= config.confidence.noted:
             flags.append(
                 build.logical_inconsistency_flag(response, claims[a], claims[b], b, scores[p])
             )
     for ci, ti, p in plan.prior:
-        if p in scores and scores[p].contradiction >= config.contradiction_flag:
+        if p in scores and scores[p].contradiction >= config.confidence.noted:
             turn = evidence.turn_sentences[ti]
             flags.append(
                 build.prior_turn_flag(

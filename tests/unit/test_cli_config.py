@@ -16,8 +16,8 @@ def test_schema_is_the_config_models_json_schema(capsys: pytest.CaptureFixture[s
     assert main(["config", "--schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema == GuardrailConfig.model_json_schema()
-    strong = schema["$defs"]["DecisionConfig"]["properties"]["strong_flag"]
-    assert strong["default"] == 0.8 and "blocks delivering" in strong["description"]
+    blocking = schema["$defs"]["ConfidenceLadder"]["properties"]["blocking"]
+    assert blocking["default"] == 0.8 and "blocks delivering" in blocking["description"]
 
 
 def test_defaults_are_the_profile_as_yaml_and_load_back(capsys: pytest.CaptureFixture[str]) -> None:

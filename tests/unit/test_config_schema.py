@@ -49,7 +49,7 @@ def test_every_config_field_has_a_description() -> None:
 def test_the_schema_covers_every_leaf_key() -> None:
     keys = leaf_keys(SCHEMA, SCHEMA)
     assert len(keys) >= 100
-    assert {"hallucination.speed.early_exit_entailment", "decision.strong_flag"} <= set(keys)
+    assert {"hallucination.speed.early_exit_entailment", "confidence.blocking"} <= set(keys)
 
 
 @pytest.mark.parametrize("word", ["seed 0", "session 1", "seed's"])

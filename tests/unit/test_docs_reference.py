@@ -131,8 +131,8 @@ def test_config_reference_rows_are_the_json_schema_descriptions() -> None:
     assert rows and all(line.rstrip().rstrip("|").strip() for line in rows)
     empty = [line.split("|")[1] for line in rows if not line.split("|")[-2].strip()]
     assert not empty, f"no description for {empty}"
-    strong = GuardrailConfig.model_json_schema()["$defs"]["DecisionConfig"]["properties"]
-    assert HOOK.docline(strong["strong_flag"]["description"]) in text
+    ladder = GuardrailConfig.model_json_schema()["$defs"]["ConfidenceLadder"]["properties"]
+    assert HOOK.docline(ladder["blocking"]["description"]) in text
 
 
 def test_key_reference_lists_every_exported_path() -> None:
