@@ -23,7 +23,7 @@ The rows split into dev / test by ``context_id`` (one dialogue's rows stay toget
 
 Configurations (``--configs``): ``default`` (the code as checked out, default config) and
 ``history_verifier`` (``facts.history_verifier`` on: fact validation's own verifier call at
-``facts.history_contradiction``), and ``fail_open`` (the default with
+``confidence.blocking``), and ``fail_open`` (the default with
 ``failure_policy: fail_open``: what the action is when an unverified answer is not sent to
 review for that alone). ``--label`` names the code version the run measured (the
 results file keeps one entry per label and configuration).

@@ -59,7 +59,9 @@ class StreamPolicy(str, Enum):
 
 
 class StreamingConfig(StrictModel):
-    """Settings of a guarded stream (``GuardrailConfig.streaming``)."""
+    """Settings of a guarded stream, given to the chain that streams (``streaming=``); they
+    live here, beside the code reading them (the guardrail config's ``streaming`` section is
+    deprecated)."""
 
     policy: StreamPolicy = StreamPolicy.ANNOTATE
     """What to do when a sentence fails (see :class:`StreamPolicy`)."""

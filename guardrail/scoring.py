@@ -59,10 +59,9 @@ def severity_penalty(
         penalty += c.kb_contradiction_penalty * sum(
             1
             for v in factual.claim_validations
-            if v.status is ValidationStatus.CONTRADICTED
-            and v.confidence > c.kb_contradiction_confidence
+            if v.status is ValidationStatus.CONTRADICTED and v.confidence > c.confidence.certain
         )
-    penalty += c.flag_penalty * sum(1 for f in flags if f.confidence > c.flag_confidence)
+    penalty += c.flag_penalty * sum(1 for f in flags if f.confidence > c.confidence.penalised)
     return min(penalty, cap)
 
 

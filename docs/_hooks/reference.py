@@ -4,9 +4,9 @@ A page asks for generated content with a marker line ``<!-- generated: NAME -->`
 replaces the line with the markdown of ``GENERATORS[NAME]`` (an unknown name fails the build).
 So the CLI reference is ``guardrail.cli.build_parser()``'s own help, the HTTP reference is the
 FastAPI app's OpenAPI schema (the app factory is called with a stand-in checker: no model loads,
-no network), the configuration tables are the pydantic config models (every field, its type,
-its default in the ``offline`` profile and the ``online`` value where it differs, its attribute
-docstring), the key layout is ``guardrail.store.keys.turn_paths`` run on a report with one item
+no network), the configuration tables are the config models' JSON schema (every field, its type
+and its description, the docstring under it), with its default in the ``offline`` profile and
+the ``online`` value where it differs, the key layout is ``guardrail.store.keys.turn_paths`` run on a report with one item
 in every indexed subtree, and the benchmark tables are read from ``benchmarks/results/*.json``.
 
 The hook also writes ``reference/openapi.json`` (the schema itself) into the site and turns the
@@ -323,32 +323,51 @@ def is_section(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
+def resolved(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A field's JSON schema with its ``$ref``s to enums replaced by the enum's schema."""
+    if "$ref" in prop:
+        target = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+        return prop if "properties" in target else resolved(target, defs)
+    out = dict(prop)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in out:
+            out[key] = [resolved(x, defs) for x in out[key]]
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = resolved(out[key], defs)
+    return out
+
+
 def config_rows(
-    model: type, offline: Any, online: Any, prefix: str = ""
+    model: type, offline: Any, online: Any, prefix: str = "", schema: dict[str, Any] | None = None
 ) -> Iterator[tuple[str, type, list[str]]]:
-    """``(section key, model class, table rows)`` for a config model and its sub-sections."""
-    docs = attribute_docs(model)
+    """``(section key, model class, table rows)`` for a config model and its sub-sections: the
+    type and the description of each field come from the model's JSON schema
+    (``model_json_schema()``, the docstring under each field), the defaults from the profiles."""
+    root = schema if schema is not None else model.model_json_schema()  # type: ignore[attr-defined]
+    defs = root.get("$defs", {})
+    node = root if model.__name__ == root.get("title") else defs.get(model.__name__, {})
+    props = node.get("properties", {})
+    docs = attribute_docs(model)  # for models without ``use_attribute_docstrings``
     rows: list[str] = []
     subsections: list[tuple[str, type, Any, Any]] = []
     for name, field in model.model_fields.items():  # type: ignore[attr-defined]
         if field.exclude:
             continue
         key = f"{prefix}{name}"
+        prop = props.get(name, {})
+        meaning = docline(prop.get("description") or docs.get(name))
         a, b = getattr(offline, name), getattr(online, name) if online is not None else None
         if is_section(field.annotation):
             subsections.append((key, field.annotation, a, b))
-            rows.append(
-                f"| `{key}` | section | see [`{key}`](#{anchor(key)}) | | {docline(docs.get(name))} |"
-            )
+            rows.append(f"| `{key}` | section | see [`{key}`](#{anchor(key)}) | | {meaning} |")
             continue
         other = code(as_json(b)) if online is not None and as_json(a) != as_json(b) else ""
-        rows.append(
-            f"| `{key}` | {cell(type_name(field.annotation))} | "
-            f"{code(as_json(a))} | {other} | {docline(docs.get(name))} |"
-        )
+        kind = schema_type(resolved(prop, defs)) if prop else cell(type_name(field.annotation))
+        rows.append(f"| `{key}` | {kind} | {code(as_json(a))} | {other} | {meaning} |")
     yield prefix.rstrip("."), model, rows
     for key, sub, a, b in subsections:
-        yield from config_rows(sub, a, b, f"{key}.")
+        yield from config_rows(sub, a, b, f"{key}.", root)
 
 
 def render_config() -> str:
@@ -391,8 +410,10 @@ def render_config() -> str:
         lines += [
             f"### `{key}` {{#{anchor(key)}}}",
             "",
-            "Read by chains' guarded streams "
-            f"(`{model.__module__}.{model.__name__}`): " + docline(model.__doc__),
+            "Read by chains' guarded streams, given to the chain as `streaming=` "
+            f"(`{model.__module__}.{model.__name__}`; a `streaming` section of the guardrail "
+            "config is deprecated: it still works for one release, with a warning): "
+            + docline(model.__doc__),
             "",
             *header,
             *rows,

@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "guardrail.cli.audit",
     "guardrail.cli.verifiers",
     "guardrail.cli.calibrate_claims",
+    "guardrail.cli.config",
 )
 
 

@@ -85,7 +85,7 @@ class ResponseCorrector:
             edits += evidence_edits(text, flags)
         sentences = sentence_ranges(doc)
         if cfg.remove_severe:
-            edits += removal_edits(text, sentences, flags, cfg.removal_min_confidence)
+            edits += removal_edits(text, sentences, flags, cfg.confidence.certain)
         if plan is not None and plan.removals:
             edits += planned_removal_edits(text, sentences, plan.removals)
         text_edits = resolve_overlaps(edits)
@@ -96,7 +96,7 @@ class ResponseCorrector:
             factual,
             flags,
             fixed,
-            cfg.annotation_min_confidence,
+            cfg.confidence.noted,
             claim_notes=plan.notes if plan is not None else (),
             supported=supported,
             annotated_claims=plan.annotated_claims if plan is not None else frozenset(),

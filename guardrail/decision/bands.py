@@ -70,7 +70,7 @@ def regeneration_guidance(
                     f"'{v.claim.text}' conflicts with turn {v.turn_id}: \"{v.turn_text}\"."
                 )
     for flag in flags:
-        if flag.confidence >= cutoffs.guidance_flag_confidence:
+        if flag.confidence >= cutoffs.confidence.named:
             hint = ""
             if flag.suggestion:
                 text = flag.suggestion.strip().rstrip(".")
@@ -108,7 +108,7 @@ def human_review_reason(
         )
     if coherence is not None and coherence.score < cutoffs.incoherent_below:
         reasons.append(f"Response is incoherent (coherence {coherence.score * 100:.0f}%).")
-    strong = [f for f in flags if f.confidence > cutoffs.review_flag_confidence]
+    strong = [f for f in flags if f.confidence > cutoffs.confidence.blocking]
     if strong:
         reasons.append(f"{len(strong)} high-confidence hallucination(s) detected.")
     if factual is not None:
@@ -154,7 +154,7 @@ def recommend(
         spans += [
             f.span
             for f in flags
-            if cutoffs.uncertain_flag_low <= f.confidence < cutoffs.uncertain_flag_high
+            if cutoffs.confidence.noted <= f.confidence < cutoffs.confidence.blocking
         ]
         severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
         return AcceptWithFlags(flags=spans, severity=severity)

@@ -3,7 +3,7 @@
 A *problem* blocks showing a claim as it is. Under ``claim`` granularity it is a claim whose
 calibrated ``p_supported`` is below ``remove_below`` (a confident "not supported"); under
 ``answer`` granularity every checked claim that is not supported when the verdict is
-``HALLUCINATION``. Under both: claims contradicted with confidence ≥ ``decision.strong_flag``,
+``HALLUCINATION``. Under both: claims contradicted with confidence ≥ ``confidence.blocking``,
 flags of a blocking type at least that confident (contradicts fact, wrong attribute, fabricated
 fact, nonexistent entity, temporal error, contradicts prior, logical inconsistency),
 knowledge-base contradictions at least that confident and dialogue-history conflicts. A
@@ -34,7 +34,7 @@ from guardrail.report import (
     VerdictLabel,
 )
 
-#: Flag types that block delivering a claim as it is (when at least ``strong_flag`` sure).
+#: Flag types that block delivering a claim as it is (when at least ``confidence.blocking`` sure).
 BLOCKING_FLAGS: frozenset[HallucinationType] = frozenset(
     {
         HallucinationType.CONTRADICTS_FACT,
@@ -108,7 +108,7 @@ def find_problems(
         strong_contra = (
             c.status is ClaimStatus.CONTRADICTED
             and c.scores is not None
-            and max(c.scores.contradiction, conf) >= config.strong_flag
+            and max(c.scores.contradiction, conf) >= config.confidence.blocking
         )
         if cutoffs is None or isinstance(cutoffs, float | int):
             cutoff = cutoffs
@@ -131,7 +131,7 @@ def find_problems(
             # a claim the evidence could not check is unverified, not judged; contradicting
             # an earlier turn is judged against the turns, which were checked
             continue
-        if f.type in BLOCKING_FLAGS and f.confidence >= config.strong_flag:
+        if f.type in BLOCKING_FLAGS and f.confidence >= config.confidence.blocking:
             problems.append(
                 Problem(
                     kind=f.type.value,
@@ -143,7 +143,10 @@ def find_problems(
             )
     if factual is not None:
         for v in factual.claim_validations:
-            if v.status is ValidationStatus.CONTRADICTED and v.confidence >= config.strong_flag:
+            if (
+                v.status is ValidationStatus.CONTRADICTED
+                and v.confidence >= config.confidence.blocking
+            ):
                 kind = "kb_contradiction"
             elif v.status is ValidationStatus.HISTORY_CONFLICT:
                 kind = "history_conflict"

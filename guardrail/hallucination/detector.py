@@ -40,7 +40,7 @@ from guardrail.hallucination.calibration_registry import (
 )
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
-from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_config
+from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier
 from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
@@ -142,7 +142,7 @@ def score_claims(
         for c in claims:
             if c.status is ClaimStatus.UNVERIFIED and c.reason is None:
                 c.reason = no_evidence_reason
-    speed = speed_config(config)
+    speed = config.speed
     plan = plan_pairs(claims, checkable, evidence, config, embedder, notes, speed)
     if plan.pairs:
         scores, failed = run_verifier(
@@ -244,9 +244,9 @@ def judge_claims(
             p_supported = decision.best_prediction.entailment
         c.p_supported = round(p_supported, 4)
         if calibrated:
-            c.status = calibrated_status(c.p_supported, decision, cut, config.contradiction_flag)
+            c.status = calibrated_status(c.p_supported, decision, cut, config.confidence.noted)
         else:
-            c.status = claim_status(decision, cut, config.contradiction_flag)
+            c.status = claim_status(decision, cut, config.confidence.noted)
         contradicted = c.status is ClaimStatus.CONTRADICTED
         win = windows[decision.contra if contradicted else decision.best]
         pred = decision.contra_prediction if contradicted else decision.best_prediction
@@ -298,12 +298,12 @@ def judge_claims(
                 response, c, i, evidence.known_texts, taken, nlp if c.language == "en" else None
             )
     for a, b, p in plan.logic:
-        if p in scores and scores[p].contradiction >= config.contradiction_flag:
+        if p in scores and scores[p].contradiction >= config.confidence.noted:
             flags.append(
                 build.logical_inconsistency_flag(response, claims[a], claims[b], b, scores[p])
             )
     for ci, ti, p in plan.prior:
-        if p in scores and scores[p].contradiction >= config.contradiction_flag:
+        if p in scores and scores[p].contradiction >= config.confidence.noted:
             turn = evidence.turn_sentences[ti]
             flags.append(
                 build.prior_turn_flag(

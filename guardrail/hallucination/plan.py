@@ -28,8 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
 from guardrail.config import HallucinationConfig, SpeedConfig
 from guardrail.errors import VerifierError
 from guardrail.hallucination.calibration import content_stems
@@ -52,16 +50,6 @@ from guardrail.verifiers.cache import ScoreCache, cached_predict
 logger = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
-
-
-def speed_config(config: HallucinationConfig) -> SpeedConfig:
-    """``config.speed`` when the config has such a section (any model with these fields), else
-    the defaults."""
-    speed = getattr(config, "speed", None)
-    if speed is None or isinstance(speed, SpeedConfig):
-        return speed or SpeedConfig()
-    data = speed.model_dump() if isinstance(speed, BaseModel) else speed
-    return SpeedConfig.model_validate(data)
 
 
 @dataclass
@@ -135,7 +123,7 @@ def plan_pairs(
     (turn sentence, claim) pairs only: nothing to support them, so no ``claim_pairs`` (they stay
     unverified), and no consistency pairs between them.
     """
-    speed = speed or speed_config(config)
+    speed = speed or config.speed
     windows = evidence.windows
     if not windows:
         return _prior_only(claims, checkable, evidence, config, embedder, notes)

@@ -238,10 +238,9 @@ class Resources:
         """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when
         ``hallucination.speed.score_cache_size`` is 0); the same object the hallucination
         stage scores through."""
-        from guardrail.hallucination.plan import speed_config
         from guardrail.verifiers.cache import ScoreCache
 
-        size = speed_config(self.config.hallucination).score_cache_size
+        size = self.config.hallucination.speed.score_cache_size
         if size <= 0:
             return None
         return self.get("hallucination.score_cache", lambda: ScoreCache(size))

@@ -71,7 +71,7 @@ class FactValidationStage(Stage):
         )
         history = (
             HistoryChecker(
-                cfg.edit_distance_ratio, self._verifier(state), cfg.history_contradiction
+                cfg.edit_distance_ratio, self._verifier(state), self.config.confidence.blocking
             )
             if cfg.check_history
             else None

@@ -119,8 +119,20 @@ def test_config_reference_lists_every_field_with_its_default() -> None:
     for key in [*config_keys(GuardrailConfig), *config_keys(ServiceSettings, "service.")]:
         assert f"| `{key}` |" in text, key
     assert "api_token" not in text  # never in a file
-    assert '| `decision.granularity` | "claim" \\| "answer" | `"claim"` |' in text
-    assert "| `hallucination.window_tokens` | int | `128` | `400` |" in text
+    assert '| `decision.granularity` | `"claim"` \\| `"answer"` | `"claim"` |' in text
+    assert "| `hallucination.window_tokens` | integer | `128` | `400` |" in text
+
+
+def test_config_reference_rows_are_the_json_schema_descriptions() -> None:
+    from guardrail.config import GuardrailConfig
+
+    text = HOOK.render_config()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows and all(line.rstrip().rstrip("|").strip() for line in rows)
+    empty = [line.split("|")[1] for line in rows if not line.split("|")[-2].strip()]
+    assert not empty, f"no description for {empty}"
+    ladder = GuardrailConfig.model_json_schema()["$defs"]["ConfidenceLadder"]["properties"]
+    assert HOOK.docline(ladder["blocking"]["description"]) in text
 
 
 def test_key_reference_lists_every_exported_path() -> None:

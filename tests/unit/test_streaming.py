@@ -216,15 +216,18 @@ def test_trace_has_one_run_per_sentence_check_then_the_final_check(guard: Guardr
     assert first.children and first.children[0].name.startswith("guardrail.")  # its stages
 
 
-def test_the_config_streaming_section_still_works_and_is_checked_by_chains() -> None:
+def test_the_deprecated_config_streaming_section_still_works_and_is_checked_by_chains() -> None:
     from langchain_core.runnables import RunnableLambda
 
     from chains.middleware import with_guardrail
-    from guardrail import ConfigError, Guardrail
+    from guardrail import ConfigError, Guardrail, GuardrailConfig
 
-    guard = Guardrail({"streaming": {"policy": "stop", "final_check": False}})
+    with pytest.warns(DeprecationWarning, match="StreamingConfig"):
+        guard = Guardrail({"streaming": {"policy": "stop", "final_check": False}})
     assert guard.config.streaming == {"policy": "stop", "final_check": False}
+    assert "streaming" not in guard.config.model_dump()
+    assert "streaming" not in GuardrailConfig.model_json_schema()["properties"]
     safe = with_guardrail(RunnableLambda(lambda x: "ok"), guard)
     assert safe._settings().policy.value == "stop" and not safe._settings().final_check
-    with pytest.raises(ConfigError, match="polcy"):
+    with pytest.raises(ConfigError, match="polcy"), pytest.warns(DeprecationWarning):
         with_guardrail(RunnableLambda(lambda x: "ok"), Guardrail({"streaming": {"polcy": "stop"}}))
