@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from guardrail.errors import GuardrailError, ModelLoadError, VerifierError
+from guardrail.errors import ModelLoadError, VerifierError
 from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
 from guardrail.verifiers.labels import to_predictions
 
@@ -91,15 +91,6 @@ def _record(decided: list[str], dropped: dict[str, str]) -> None:
     usage.dropped.update(dropped)
 
 
-def member_label(spec: Any) -> str:
-    """A short name for a member spec: a verifier's name, a preset's name, else the spec."""
-    if isinstance(spec, Verifier):
-        return spec.name
-    if isinstance(spec, dict) and isinstance(spec.get("preset"), str):
-        return str(spec["preset"])
-    return str(spec)
-
-
 class HybridPrediction(NLIPrediction):
     """The members' mean prediction of one pair, with each answering member's own, by name
     (``members`` is left out of dumps: the report shows the combination)."""
@@ -130,30 +121,29 @@ def hybrid_of(verifier: Any) -> HybridVerifier | None:
 class HybridVerifier(Verifier):
     """Several verifiers combined (see the module docstring), with fallback.
 
+    The members are built by the loader (:func:`~guardrail.verifiers.loader.load_verifier`
+    with a list of specs); this class only combines them.
+
     Args:
-        members: verifier specs (anything :func:`load_verifier` takes) or verifiers.
-        options: passed to each member's loader (``threads``, ``batch_size``...).
+        members: the verifiers that loaded (at least one).
+        load_failures: member name → why it did not load (``not loaded: ModelLoadError``),
+            named in every call's fallback note.
+        name: the hybrid's name (default ``hybrid(A, B)`` from the members' names; the loader
+            names the members as configured, failed ones included).
     """
 
-    def __init__(self, members: Sequence[Any], **options: Any) -> None:
-        from guardrail.verifiers.loader import load_verifier
-
+    def __init__(
+        self,
+        members: Sequence[Verifier],
+        *,
+        load_failures: Mapping[str, str] | None = None,
+        name: str | None = None,
+    ) -> None:
         if len(members) < 1:
             raise ModelLoadError("a hybrid verifier needs at least one member")
-        self.members: list[Verifier] = []
-        self.load_failures: dict[str, str] = {}
-        messages: list[str] = []
-        for spec in members:
-            label = member_label(spec)
-            try:
-                self.members.append(load_verifier(spec, **options))
-            except GuardrailError as exc:
-                logger.warning("hybrid verifier: %s not loaded, dropped: %s", label, exc)
-                self.load_failures[label] = f"not loaded: {type(exc).__name__}"
-                messages.append(str(exc).strip().replace("\n", " "))
-        if not self.members:
-            raise ModelLoadError("no member of the hybrid verifier loaded: " + " | ".join(messages))
-        self.name = "hybrid(" + ", ".join(member_label(s) for s in members) + ")"
+        self.members: list[Verifier] = list(members)
+        self.load_failures: dict[str, str] = dict(load_failures or {})
+        self.name = name or "hybrid(" + ", ".join(m.name for m in self.members) + ")"
         covered: list[str] = []
         for m in self.members:
             covered += [lang for lang in m.languages if lang not in covered]

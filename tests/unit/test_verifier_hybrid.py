@@ -12,7 +12,7 @@ import pytest
 
 from guardrail.cli import main
 from guardrail.errors import ModelLoadError, VerifierError
-from guardrail.verifiers import NLIPrediction, Pair, Verifier
+from guardrail.verifiers import NLIPrediction, Pair, Verifier, load_verifier
 from guardrail.verifiers.hybrid import HybridVerifier, verifier_usage
 from guardrail.verifiers.presets import parse_verifier_option
 from tests import tiny_presets as tiny
@@ -61,7 +61,7 @@ def test_all_members_failing_is_fail_closed() -> None:
     with pytest.raises(VerifierError):
         v.predict(PAIRS)
     with pytest.raises(ModelLoadError, match="lytang/MiniCheck-RoBERTa-Large"):
-        HybridVerifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
+        load_verifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
 
 
 def test_parse_verifier_option() -> None:
