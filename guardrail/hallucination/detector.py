@@ -51,11 +51,10 @@ from guardrail.report import (
     Verdict,
     VerifierScores,
 )
-from guardrail.verifiers.base import NLIPrediction
+from guardrail.verifiers.base import LanguageRouter, NLIPrediction, Verifier
 from guardrail.verifiers.cache import ScoreCache
 from guardrail.verifiers.hybrid import answered_members, verifier_usage
-from guardrail.verifiers.routing import RoutedVerifier, uncovered_reason
-from guardrail.verifiers.span_backend import span_verifiers
+from guardrail.verifiers.routing import uncovered_reason
 
 logger = logging.getLogger(__name__)
 
@@ -338,7 +337,7 @@ def claim_routes(verifier: Any, scoring: Scoring, config: HallucinationConfig) -
     windows are in several scripts); its calibration is that verifier's for the claim's language
     (:func:`calibration_for`), so a multilingual route without its own is uncalibrated.
     """
-    if not isinstance(verifier, RoutedVerifier) or not verifier.routes:
+    if not isinstance(verifier, LanguageRouter) or not verifier.routes:
         return {}
     default = verifier.default.name
     chosen: dict[int, str] = {}
@@ -397,7 +396,7 @@ def _span_flags(
     """The flags of the spans each span model behind ``verifier`` finds in ``response``; a
     model that fails adds none and a note (its claim scores decided already)."""
     found: list[HallucinationFlag] = []
-    for model in span_verifiers(verifier):
+    for model in verifier.span_models() if isinstance(verifier, Verifier) else ():
         try:
             spans = model.spans(evidence.passages, response, question or None)
         except VerifierError as exc:

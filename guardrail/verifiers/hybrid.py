@@ -40,7 +40,7 @@ import numpy as np
 from pydantic import Field
 
 from guardrail.errors import ModelLoadError, VerifierError
-from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.base import NLIPrediction, Pair, SpanFinder, Verifier
 from guardrail.verifiers.labels import to_predictions
 
 logger = logging.getLogger(__name__)
@@ -109,15 +109,6 @@ def answered_members(predictions: Iterable[NLIPrediction]) -> list[str]:
     return names or []
 
 
-def hybrid_of(verifier: Any) -> HybridVerifier | None:
-    """The hybrid behind ``verifier``: itself or a router's default (else ``None``)."""
-    from guardrail.verifiers.routing import RoutedVerifier
-
-    if isinstance(verifier, RoutedVerifier):
-        verifier = verifier.default
-    return verifier if isinstance(verifier, HybridVerifier) else None
-
-
 class HybridVerifier(Verifier):
     """Several verifiers combined (see the module docstring), with fallback.
 
@@ -155,6 +146,12 @@ class HybridVerifier(Verifier):
 
     def covers(self, language: str | None) -> bool:
         return any(m.covers(language) for m in self.members)
+
+    def combined_members(self) -> Sequence[Verifier]:
+        return list(self.members)
+
+    def span_models(self) -> Sequence[SpanFinder]:
+        return [s for m in self.members for s in m.span_models()]
 
     def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
         pairs = list(pairs)

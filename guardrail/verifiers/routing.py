@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.base import NLIPrediction, Pair, SpanFinder, Verifier
 
 
 def pair_language(hypothesis: str) -> str | None:
@@ -132,6 +132,12 @@ class RoutedVerifier(Verifier):
 
     def covers(self, language: str | None) -> bool:
         return language is not None and language in self.languages
+
+    def combined_members(self) -> Sequence[Verifier]:
+        return self.default.combined_members()
+
+    def span_models(self) -> Sequence[SpanFinder]:
+        return self.default.span_models()
 
     def route(self, language: str | None) -> Verifier:
         """The verifier for claims in ``language`` (the default when it has no route)."""
