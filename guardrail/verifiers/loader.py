@@ -223,7 +223,7 @@ def _load_bundled(options: dict[str, Any]) -> Verifier:
 
 
 def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
-    from guardrail.verifiers.preset_export import exported_preset
+    from guardrail.verifiers.preset_onnx import exported_preset
 
     exported = exported_preset(path)
     if exported is not None:
@@ -266,7 +266,7 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
     from guardrail.verifiers import preset_backends as backends
 
     if path and (Path(path) / "model.onnx").exists():
-        from guardrail.verifiers.preset_export import OnnxPresetVerifier, OnnxSpanVerifier
+        from guardrail.verifiers.preset_onnx import OnnxPresetVerifier, OnnxSpanVerifier
 
         onnx_cls = OnnxSpanVerifier if preset.kind == "span" else OnnxPresetVerifier
         return onnx_cls(preset, path, **options)
@@ -282,4 +282,3 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
 
         cls = SpanPresetVerifier
     return cls(preset, path, **options)
-

