@@ -53,7 +53,7 @@ from guardrail.report import (
 )
 from guardrail.verifiers.base import LanguageRouter, NLIPrediction, Verifier
 from guardrail.verifiers.cache import ScoreCache
-from guardrail.verifiers.hybrid import answered_members, verifier_usage
+from guardrail.verifiers.hybrid import answered_members, usage_of
 from guardrail.verifiers.routing import uncovered_reason
 
 logger = logging.getLogger(__name__)
@@ -436,10 +436,7 @@ def detect(
         question: the user's query (a span model reads it with the passages; an answer with
             nothing to check to a question for a fact is UNVERIFIED).
     """
-    with verifier_usage() as usage:  # which members of a hybrid verifier decided
-        scoring = score_claims(
-            claims, evidence, verifier, config, embedder, cache, no_evidence_reason
-        )
+    scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
     routed = claim_routes(verifier, scoring, config)
     by_default = [  # the default verifier's predictions (a routed claim has its own)
         scoring.scores[j]
@@ -461,7 +458,7 @@ def detect(
         sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
     else:
         sizing = "whole passages"
-    decided = usage.describe()
+    decided = usage_of(scoring.scores.values()).describe()  # which hybrid members decided
     parts = [name, *([decided] if decided else [])]
     if config.policy == "calibrated":
         parts.append(calibration.label)

@@ -15,24 +15,22 @@ answered has a claim calibration of its own, a claim's ``p_supported`` is the me
 members' calibrated probabilities (each from that member's own predictions); else it comes from
 the mean prediction.
 
-Which members decided is recorded per call in :func:`verifier_usage` (a context variable:
-safe under threads and ``abatch``), and the hallucination stage names them in
-``verdict.method`` (``decided by hhem-2.1-open, bundled`` / ``fallback: ... dropped``).
+Which members decided travels with each prediction (:attr:`HybridPrediction.members` and
+``dropped``), so it is right under threads, ``abatch`` and the score cache alike;
+:func:`usage_of` reads it back, and the hallucination stage names them in ``verdict.method``
+(``decided by hhem-2.1-open, bundled`` / ``fallback: ... dropped``).
 
 Example::
 
     v = load_verifier(["hhem-2.1-open", "bundled"])
-    with verifier_usage() as usage:
-        v.predict([("It rained.", "The ground is wet.")])
+    usage = usage_of(v.predict([("It rained.", "The ground is wet.")]))
     usage.decided                    # ['bundled'] when HHEM is not on this machine
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class VerifierUsage:
-    """Which verifiers answered during a :func:`verifier_usage` block, and which were dropped."""
+    """Which members of a hybrid answered, and which were dropped (:func:`usage_of`)."""
 
     decided: list[str] = field(default_factory=list)
     dropped: dict[str, str] = field(default_factory=dict)
@@ -64,37 +62,26 @@ class VerifierUsage:
         return text
 
 
-_usage: contextvars.ContextVar[VerifierUsage | None] = contextvars.ContextVar(
-    "guardrail_verifier_usage", default=None
-)
-
-
-@contextmanager
-def verifier_usage() -> Iterator[VerifierUsage]:
-    """Record which hybrid members answer inside the block (nested blocks see their own)."""
-    usage = VerifierUsage()
-    token = _usage.set(usage)
-    try:
-        yield usage
-    finally:
-        _usage.reset(token)
-
-
-def _record(decided: list[str], dropped: dict[str, str]) -> None:
-    usage = _usage.get()
-    if usage is None:
-        return
-    for name in decided:
-        if name not in usage.decided:
-            usage.decided.append(name)
-    usage.dropped.update(dropped)
-
-
 class HybridPrediction(NLIPrediction):
-    """The members' mean prediction of one pair, with each answering member's own, by name
-    (``members`` is left out of dumps: the report shows the combination)."""
+    """The members' mean prediction of one pair, with each answering member's own, by name,
+    and why the others were dropped (both left out of dumps: the report shows the
+    combination). This is the one record of which members answered."""
 
     members: dict[str, NLIPrediction] = Field(default_factory=dict, exclude=True)
+    dropped: dict[str, str] = Field(default_factory=dict, exclude=True)
+    """Member name → why it did not answer (``not loaded: ...`` / ``failed: ...``)."""
+
+
+def usage_of(predictions: Iterable[NLIPrediction]) -> VerifierUsage:
+    """Which hybrid members answered any of ``predictions`` (in member order) and which were
+    dropped; empty when none is a hybrid's."""
+    usage = VerifierUsage()
+    for p in predictions:
+        if not isinstance(p, HybridPrediction):
+            continue
+        usage.decided += [name for name in p.members if name not in usage.decided]
+        usage.dropped.update(p.dropped)
+    return usage
 
 
 def answered_members(predictions: Iterable[NLIPrediction]) -> list[str]:
@@ -174,7 +161,6 @@ class HybridVerifier(Verifier):
             rows.append(np.array([[p.entailment, p.neutral, p.contradiction] for p in preds]))
             answers.append(preds)
             decided.append(member.name)
-        _record(decided, dropped)
         if not rows:
             reasons = "; ".join(f"{k}: {v}" for k, v in dropped.items())
             raise VerifierError(f"every member of {self.name} failed ({reasons})")
@@ -183,6 +169,7 @@ class HybridVerifier(Verifier):
             HybridPrediction(
                 **mean.model_dump(),
                 members={n: a[i] for n, a in zip(decided, answers, strict=True)},
+                dropped=dropped,
             )
             for i, mean in enumerate(means)
         ]
