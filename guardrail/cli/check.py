@@ -274,11 +274,10 @@ def run(args: argparse.Namespace) -> int:
     verifier = None
     if args.verifier or args.route:
         from guardrail.verifiers.loader import load_routed, load_verifier
-        from guardrail.verifiers.presets import parse_verifier_option
         from guardrail.verifiers.routing import route_options
         from guardrail.verifiers.spec import LanguageRoutes, parse_languages
 
-        spec = parse_verifier_option(args.verifier) if args.verifier else config.models.verifier
+        spec = args.verifier or config.models.verifier  # parsed once, when it loads
         update: dict[str, Any] = {"verifier": spec}
         if args.route:
             update["verifier_languages"] = route_options(args.route)

@@ -200,13 +200,13 @@ def routed(
     return RoutedVerifier(default, None, langs)
 
 
-def route_options(items: Sequence[str]) -> dict[str, Any]:
+def route_options(items: Sequence[str]) -> dict[str, str]:
     """``--route`` values (``LANG=SPEC``, ``LANG=PRESET=DIR``) as a ``verifier_languages``
-    mapping (the default verifier keeps its own languages)."""
+    mapping of the specs as written (parsed when they load; the default verifier keeps its
+    own languages)."""
     from guardrail.errors import ConfigError
-    from guardrail.verifiers.presets import parse_verifier_option
 
-    mapping: dict[str, Any] = {}
+    mapping: dict[str, str] = {}
     for item in items:
         lang, sep, spec = item.partition("=")
         lang = lang.strip().lower()
@@ -215,5 +215,5 @@ def route_options(items: Sequence[str]) -> dict[str, Any]:
                 f"--route takes LANG=VERIFIER (e.g. zh=multilingual-minilmv2-l6-xnli, or "
                 f"zh=multilingual-minilmv2-l6-xnli=DIR offline), got {item!r}"
             )
-        mapping[lang] = parse_verifier_option(spec.strip())
+        mapping[lang] = spec.strip()
     return mapping

@@ -7,7 +7,7 @@ written                                             parsed as
 ==================================================  =============================
 ``None``, ``"bundled"`` (``offline``, ``default``)   :class:`BundledSpec`
 a preset name (``"minicheck-deberta-l"``)           :class:`PresetSpec`
-``{"preset": NAME, "path": DIR}``, ``"NAME=DIR"``   :class:`PresetSpec` with a path
+``{"preset": NAME, "path": DIR}``, ``NAME=DIR``     :class:`PresetSpec` with a path
 a local directory (or a path-like ``./x``)           :class:`DirSpec`
 a Hugging Face id                                   :class:`HubSpec`
 ``"llm:groq:<model>"``                              :class:`LLMSpec`
@@ -17,7 +17,9 @@ a list (``["hhem-2.1-open", "bundled"]``), ``A,B``  :class:`HybridSpec`
 a :class:`Verifier`                                 :class:`GivenSpec`
 ==================================================  =============================
 
-and :func:`parse_languages` reads ``models.verifier_languages`` (a list of covered languages, or
+The command-line forms (``A,B``, ``NAME=DIR``) are the same specs written as one string, so
+``--verifier`` and ``--route`` values go into the config as they are written. And
+:func:`parse_languages` reads ``models.verifier_languages`` (a list of covered languages, or
 a mapping from language to a spec) as :class:`CoveredLanguages` or :class:`LanguageRoutes`.
 A spec is hashable: equal specs name the same model (a directory by its resolved path), which
 is what the loader caches by. A member of a hybrid that cannot be parsed is kept as an
@@ -260,13 +262,16 @@ def _parse_text(raw: str, label: str) -> VerifierSpec:
         return DirSpec(str(path.resolve()), path, label=label)
     if path.exists():
         raise ConfigError(f"verifier spec {text!r} is a file; give the model's directory")
-    if "," in text:  # the command-line form of a hybrid: A,B
-        return HybridSpec(tuple(_member(p.strip()) for p in text.split(",") if p.strip()))
-    name, sep, folder = text.partition("=")
-    if sep and get_preset(name) is not None:  # the command-line form PRESET=DIR
-        return _preset(name.strip(), folder.strip(), label=name.strip())
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) > 1:  # a hybrid, as written on the command line: A,B
+        return HybridSpec(tuple(_member(p) for p in parts))
+    if parts[0] != text:
+        return _parse_text(parts[0], parts[0])
     if text.startswith((".", "/", "~")):
         return DirSpec(str(path.resolve()), path, label=label)
+    name, sep, folder = text.partition("=")
+    if sep:  # a preset from a local directory, as written on the command line: NAME=DIR
+        return _preset(name.strip(), folder.strip(), label=name.strip())
     return HubSpec(text, label=label)
 
 

@@ -14,7 +14,6 @@ from guardrail.cli import main
 from guardrail.errors import ModelLoadError, VerifierError
 from guardrail.verifiers import NLIPrediction, Pair, Verifier, load_verifier
 from guardrail.verifiers.hybrid import HybridVerifier, usage_of
-from guardrail.verifiers.presets import parse_verifier_option
 from tests import tiny_presets as tiny
 
 pytest.importorskip("transformers")
@@ -64,9 +63,16 @@ def test_all_members_failing_is_fail_closed() -> None:
         load_verifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
 
 
-def test_parse_verifier_option() -> None:
-    assert parse_verifier_option("hhem-2.1-open") == "hhem-2.1-open"
-    assert parse_verifier_option("a,b=./m") == ["a", {"preset": "b", "path": "./m"}]
+def test_the_command_line_form_is_the_config_form() -> None:
+    from guardrail.verifiers.spec import HubSpec, HybridSpec, InvalidSpec, PresetSpec, parse_spec
+
+    assert parse_spec("hhem-2.1-open") == PresetSpec("hhem-2.1-open")
+    assert parse_spec("a/b,hhem-2.1-open=./m") == HybridSpec(
+        (HubSpec("a/b"), PresetSpec("hhem-2.1-open", "./m"))
+    )
+    assert parse_spec("hhem-2.1-open=./m,") == PresetSpec("hhem-2.1-open", "./m")
+    [bad] = parse_spec(["nope=./m"]).members  # type: ignore[union-attr]
+    assert isinstance(bad, InvalidSpec) and "unknown verifier preset 'nope'" in str(bad.error)
 
 
 @pytest.fixture(scope="module")
