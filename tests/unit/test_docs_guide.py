@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip(
-    "fastapi", reason="needs the service extra: pip install 'answer-guardrail[service]'"
-)
+pytest.importorskip("fastapi", reason="needs the service extra: pip install 'answer-guardrail[service]'")
 
 from fastapi.testclient import TestClient
 
