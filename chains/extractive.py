@@ -1,6 +1,6 @@
 """A deterministic extractive answerer: the evidence sentences that best match the question.
 
-The offline generator that always works (seed 000's offline mock, made useful): when neither
+The offline generator that always works (an offline mock answer, made useful): when neither
 Groq nor the local SmolLM2 model is available (not installed, or unable to run on this machine:
 :class:`~guardrail.errors.LocalModelUnavailable`), :class:`ExtractiveChatModel` answers with the
 top one or two sentences of the context, ranked by the question words they contain (then by

@@ -1,4 +1,4 @@
-"""Seed 000 stage 2: the chat model that writes the answer, and the grounded prompt.
+"""RAG stage 2, generate: the chat model that writes the answer, and the grounded prompt.
 
 :func:`default_chat_model` picks ``ChatGroq(model="llama-3.1-8b-instant")`` when
 ``GROQ_API_KEY`` is set, otherwise the local SmolLM2-135M-Instruct GGUF shipped by the PyPI

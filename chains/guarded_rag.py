@@ -1,4 +1,4 @@
-"""Seed 000 end to end: retrieve → generate → guardrail, regenerating with guidance on failure.
+"""Guarded RAG end to end: retrieve → generate → guardrail, regenerating with guidance on failure.
 
 Each call is one root run ``guarded_rag`` with children ``guarded_rag.retrieve`` and, per attempt,
 ``guarded_rag.attempt`` (itself holding ``guarded_rag.generate`` and the ``guardrail`` run with its

@@ -1,4 +1,4 @@
-"""Seed 000 stage 1: a FAISS index over passages, top-k with cosine retrieval scores.
+"""RAG stage 1, retrieve: a FAISS index over passages, top-k with cosine retrieval scores.
 
 Documents are read from files or folders (``.txt``, ``.md``, ``.jsonl`` with a ``text`` field),
 chunked with LangChain's ``RecursiveCharacterTextSplitter`` and embedded with unit-length

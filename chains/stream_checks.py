@@ -29,7 +29,6 @@ from pydantic import BaseModel, Field, ValidationError
 
 from guardrail.config import StrictModel
 from guardrail.decision.outcomes import UNCERTAIN_NOTE, UNVERIFIED_NOTE
-from guardrail.decision.problems import overlaps
 from guardrail.errors import ConfigError
 from guardrail.report import (
     Claim,
@@ -162,7 +161,7 @@ def _notes(report: GuardReport, claims: list[Claim], lo: int, hi: int) -> list[s
     labels = [x.message or x.replacement.strip("[] ") for x in made]
     for c in claims:
         label = _NOTED.get(c.outcome) if c.outcome is not None else None
-        if label is None or any(overlaps(x.span, c.span) or x.span == c.span for x in made):
+        if label is None or any(x.span.overlaps(c.span) or x.span == c.span for x in made):
             continue
         labels.append(label)
     return list(dict.fromkeys(labels))

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import math
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -272,6 +273,10 @@ class CoherenceConfig(StrictModel):
     """Cosine at or above which a sentence counts as fully on topic."""
     entity_slot_similarity: float = 0.35
     """Minimum embedding similarity for an asserted value to speak about a known attribute."""
+    entity_kb_values: bool = False
+    """Whether the entity check also compares values with those the knowledge base records.
+    Off while the ``fact_validation`` stage runs: a value on record is its finding, counted
+    once; that stage turns this on when it is disabled."""
     presupposition_similarity: float = 0.70
     """Verb similarity above which a presupposed event counts as mentioned in the context."""
     clarification_similarity: float = 0.35
@@ -374,6 +379,11 @@ class GuardrailConfig(StrictModel):
 
     profile: str = "offline"
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
+    strict: bool = Field(default_factory=lambda: os.environ.get("GUARDRAIL_STRICT") == "1")
+    """Raise an unexpected exception inside a stage (a bug: anything but a ``GuardrailError``)
+    instead of recording the stage as failed, which the failure policy would turn into
+    ``human_review``. For tests and development; the default is the ``GUARDRAIL_STRICT``
+    environment variable (``1`` = on), read when the config is built."""
     weights: ConfidenceWeights = Field(default_factory=ConfidenceWeights)
     thresholds: HandlingThresholds = Field(default_factory=HandlingThresholds)
     penalty_cap: float = 0.5

@@ -42,7 +42,9 @@ class MissingDependencyError(GuardrailError, ImportError):
         self.package = package
         self.extra = extra
         self.needed_for = needed_for
-        self.install = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {package}"
+        self.install = (
+            f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {package}"
+        )
         """The command that installs the package."""
         where = f"for {needed_for}" if needed_for else "here"
         super().__init__(f"the package {package!r} is required {where}; run: {self.install}")

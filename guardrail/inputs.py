@@ -29,7 +29,7 @@ from guardrail.errors import InputError
 #: The pydantic error type of an unknown key (the same as pydantic's own ``extra="forbid"``).
 UNKNOWN_KEY = "extra_forbidden"
 
-#: Session ids become store keys, path segments of seed 004's key layout and of report URLs:
+#: Session ids become store keys, path segments of the stored-results key layout and of report URLs:
 #: 1-128 letters, digits and ``. _ : -`` (no ``/``, spaces, quotes or markup).
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 #: The largest turn id a store can hold (a signed 64-bit integer).

@@ -1,14 +1,14 @@
-"""One structured log record per checked answer, without LangSmith (seed 004's metrics log).
+"""One structured log record per checked answer, without LangSmith (the pipeline's metrics log).
 
 :func:`log_check` writes a single record per :class:`~guardrail.report.GuardReport` to the
-``guardrail.check`` logger. Its level follows the recommendation, as in seed 004: ``accept``
+``guardrail.check`` logger. Its level follows the recommendation, one level per action: ``accept``
 at DEBUG, ``accept_with_flags`` and ``correct_and_deliver`` at INFO, ``regenerate`` at
 WARNING, ``human_review`` at ERROR. The fields (:func:`check_fields`) ride on the record as
 ``record.guardrail`` (a flat, JSON-serialisable dict), so any handler or formatter can ship
 them; :class:`JsonFormatter` writes them as one JSON line.
 
 Fields: ``confidence``, ``coherence``, ``factual``, ``hallucinations`` (count),
-``recommendation`` (seed 004), plus ``verdict``, ``nli_score``, ``threshold``,
+``recommendation`` (the pipeline's metrics), plus ``verdict``, ``nli_score``, ``threshold``,
 ``retrieval_score``, the action's detail (``flags`` and ``severity``, ``corrections``,
 ``guidance`` or ``reason``), ``timings_ms`` per stage and ``total_ms``, ``failed_stages``,
 ``language``, ``profile``, ``session_id`` and ``turn_id``.
@@ -43,7 +43,7 @@ logging its record (a guarded stream's per-sentence checks; their final check is
 #: The logger :func:`log_check` writes to by default.
 LOGGER_NAME = "guardrail.check"
 
-#: Seed 004's log level per recommendation.
+#: The log level per recommendation.
 LEVELS: dict[Action, int] = {
     Action.ACCEPT: logging.DEBUG,
     Action.ACCEPT_WITH_FLAGS: logging.INFO,
@@ -52,7 +52,7 @@ LEVELS: dict[Action, int] = {
     Action.HUMAN_REVIEW: logging.ERROR,
 }
 
-#: Seed 004's message per recommendation.
+#: The log message per recommendation.
 MESSAGES: dict[Action, str] = {
     Action.ACCEPT: "Response accepted",
     Action.ACCEPT_WITH_FLAGS: "Response accepted with flags",
@@ -118,7 +118,7 @@ def log_check(
     logger: logging.Logger | None = None,
     **context: Any,
 ) -> dict[str, Any]:
-    """Log ONE structured record for a checked answer, at seed 004's level for its action.
+    """Log ONE structured record for a checked answer, at the level for its action.
 
     Args:
         report: the check's report.

@@ -37,15 +37,16 @@ from guardrail.decision import (
     claim_outcomes,
     consistent_verdict,
     decide,
-    find_problems,
     mark_fixes,
-    remove_below,
+    plan_answer,
 )
 from guardrail.errors import ConfigError, GuardrailError, InputError, StageError
 from guardrail.inputs import GuardInput, coerce_input
 from guardrail.report import (
     ConfidenceBreakdown,
+    FactualValidationResult,
     GuardReport,
+    HallucinationFlag,
     StageRecord,
     StageStatus,
     ValidationStatus,
@@ -124,6 +125,8 @@ class _StageStep:
                     update = self._update(state)
                     status, reason = StageStatus.RAN, None
                 except Exception as exc:
+                    if self.config.strict and not isinstance(exc, GuardrailError):
+                        raise  # a bug, not a fault the failure policy is for (config.strict)
                     logger.warning("stage %s failed: %s", self.name, exc)
                     logger.debug("stage %s traceback", self.name, exc_info=True)
                     status, reason = StageStatus.FAILED, f"{type(exc).__name__}: {exc}"
@@ -168,6 +171,21 @@ def unchecked_reasons(
     return reasons
 
 
+def report_flags(
+    response: str, flags: list[HallucinationFlag], factual: FactualValidationResult | None
+) -> list[HallucinationFlag]:
+    """The report's ``hallucination_flags``: the hallucination stage's flags and, as a view of
+    fact validation's finding (stored once, in ``factual_validation``, and counted once by the
+    confidence and the decision), a WRONG_ATTRIBUTE flag on each value the knowledge base
+    records differently."""
+    from guardrail.hallucination.flags import wrong_attribute_flags
+
+    kb = wrong_attribute_flags(response, factual)
+    if not kb:
+        return flags
+    return sorted([*flags, *kb], key=lambda f: (f.span.start, f.span.end, f.type.value))
+
+
 def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[str, Any]]:
     def step(state: PipelineState) -> dict[str, Any]:
         breakdown = confidence_score(
@@ -177,7 +195,6 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
             config.weights,
             config.penalty_cap,
             config.scoring,
-            config.coherence.weights,
         )
         return {"state": state, "breakdown": breakdown, "confidence": final_confidence(breakdown)}
 
@@ -185,7 +202,7 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
 
 
 def _recommendation_step(
-    config: GuardrailConfig, verdict_stages: Collection[str], resources: Resources
+    config: GuardrailConfig, verdict_stages: Collection[str]
 ) -> Callable[[dict[str, Any]], GuardReport]:
     def step(data: dict[str, Any]) -> GuardReport:
         state: PipelineState = data["state"]
@@ -199,13 +216,12 @@ def _recommendation_step(
             retrieval_score=state.input.retrieval_score,
         )
         decision = config.decision
-        cutoff = (
-            remove_below(config, resources.scoring_verifier(claims))
-            if decision.granularity == "claim"
-            else None
-        )
-        problems = find_problems(claims, flags, state.factual, verdict, decision, cutoff)
-        problems = mark_fixes(problems, state.corrections)
+        problems = state.problems
+        if problems is None:  # no correction stage applied a plan: find the problems here
+            planned = plan_answer(
+                claims, flags, state.factual, verdict, [], state.calibration, config
+            )
+            problems = mark_fixes(planned.problems, state.corrections)
         verdict = consistent_verdict(verdict, problems)
         claims = claim_outcomes(claims, state.corrections)
         recommendation, decision_record = decide(
@@ -235,7 +251,7 @@ def _recommendation_step(
             annotated=state.annotated if state.annotated is not None else original,
             coherence=state.coherence,
             factual_validation=state.factual,
-            hallucination_flags=flags,
+            hallucination_flags=report_flags(original, flags, state.factual),
             corrections=state.corrections,
             new_entities=state.new_entities,
             confidence=confidence,
@@ -329,7 +345,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         steps.append(RunnableLambda(_confidence_step(self.config), name="guardrail.confidence"))
         steps.append(
             RunnableLambda(
-                _recommendation_step(self.config, writers(built, "verdict"), self.resources),
+                _recommendation_step(self.config, writers(built, "verdict")),
                 name="guardrail.recommendation",
             )
         )

@@ -6,7 +6,7 @@ claims with their verifier scores, and a record of which stages ran.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
@@ -21,6 +21,18 @@ class Span(BaseModel):
     def slice(self, text: str) -> str:
         """The text this span covers."""
         return text[self.start : self.end]
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """``(start, end)``."""
+        return (self.start, self.end)
+
+    def overlaps(self, other: Span) -> bool:
+        """Whether the two spans share at least one character
+        (:func:`guardrail.text.spans.overlaps`)."""
+        from guardrail.text.spans import overlaps
+
+        return overlaps(self.range, other.range)
 
 
 class VerdictLabel(str, Enum):
@@ -156,6 +168,27 @@ class Claim(BaseModel):
     """What the delivered text does with this claim (set by the decision; ``None`` before it)."""
 
 
+class CalibrationUsed(BaseModel):
+    """The claim calibration the hallucination check scored ``p_supported`` with, recorded by
+    the stage that chose it so that the decision reads the same cut-offs."""
+
+    label: str
+    """As in ``verdict.method``: ``calibration <file>``, ``uncalibrated (threshold 0.5)`` …"""
+    threshold: float
+    """The claim threshold: a claim is supported at ``p_supported`` ≥ this."""
+    remove_below: float | None = None
+    """Below this ``p_supported`` an unsupported claim is a confident problem (``None``: the
+    calibration sets none, so every unsupported claim is one)."""
+    routed_remove_below: dict[int, float | None] = Field(default_factory=dict)
+    """For claims a language router sent to another verifier with a calibration of its own:
+    that calibration's ``remove_below``, by claim index (an uncalibrated route is judged by the
+    default's)."""
+
+    def remove_below_for(self, claim_index: int) -> float | None:
+        """The ``remove_below`` that applies to one claim."""
+        return self.routed_remove_below.get(claim_index, self.remove_below)
+
+
 class Verdict(BaseModel):
     """Seed 000's adaptive verdict (Cw-CONLI)."""
 
@@ -175,12 +208,37 @@ class Verdict(BaseModel):
 # --- coherence (seed 004 stage 1) -------------------------------------------------------------
 
 
+class CoherenceIssueType(StrEnum):
+    """What kind of coherence problem an issue is (compares equal to its string value)."""
+
+    QUD_NOT_ADDRESSED = "qud_not_addressed"
+    """The answer does not address the question asked."""
+    QUD_PARTIALLY_ADDRESSED = "qud_partially_addressed"
+    """The answer addresses the question only in part."""
+    TOPIC_DRIFT = "topic_drift"
+    """A sentence drifts away from the answer's topic."""
+    TOPIC_UNRELATED = "topic_unrelated"
+    """The answer is unrelated to the dialogue's topic."""
+    ENTITY_MISMATCH = "entity_mismatch"
+    """A value given for a known entity differs from the one on record."""
+    ENTITY_UNKNOWN = "entity_unknown"
+    """A name the dialogue and the knowledge base do not know."""
+    DISCOURSE_BREAK = "discourse_break"
+    """Adjacent sentences do not connect."""
+    UNEXPECTED_SPEECH_ACT = "unexpected_speech_act"
+    """The reply's kind (question, statement …) does not fit the user's turn."""
+    AMBIGUOUS_REFERENCE = "ambiguous_reference"
+    """A pronoun could refer to more than one entity."""
+    INCONSISTENT_PRONOUN = "inconsistent_pronoun"
+    """A pronoun's gender or number does not fit the entity it refers to."""
+    UNRESOLVED_REFERENCE = "unresolved_reference"
+    """A pronoun refers to nothing said before."""
+
+
 class CoherenceIssue(BaseModel):
     """One coherence problem, with where it is and how bad it is."""
 
-    type: str
-    """``qud_not_addressed``, ``qud_partially_addressed``, ``topic_drift``, ``entity_mismatch``,
-    ``discourse_break``, ``ambiguous_reference``, ``unresolved_reference`` …"""
+    type: CoherenceIssueType
     description: str
     severity: float
     """0.0 (minor) … 1.0 (critical)."""
@@ -388,12 +446,31 @@ Recommendation = Annotated[
 ]
 
 
+class ProblemKind(StrEnum):
+    """What blocks a claim (compares equal to its string value)."""
+
+    UNSUPPORTED = "unsupported"
+    """The evidence confidently does not support the claim."""
+    CONTRADICTED = "contradicted"
+    """The evidence contradicts the claim."""
+    KB_CONTRADICTION = "kb_contradiction"
+    """The knowledge base records the value differently."""
+    HISTORY_CONFLICT = "history_conflict"
+    """The claim conflicts with an earlier dialogue turn."""
+    CONTRADICTS_FACT = "contradicts_fact"
+    WRONG_ATTRIBUTE = "wrong_attribute"
+    FABRICATED_FACT = "fabricated_fact"
+    NONEXISTENT_ENTITY = "nonexistent_entity"
+    TEMPORAL_ERROR = "temporal_error"
+    CONTRADICTS_PRIOR = "contradicts_prior"
+    LOGICAL_INCONSISTENCY = "logical_inconsistency"
+    """(These seven: a confident flag of that :class:`HallucinationType`.)"""
+
+
 class Problem(BaseModel):
     """A claim or flag that blocks delivering the answer as it is."""
 
-    kind: str
-    """``unsupported``, ``contradicted``, ``kb_contradiction``, ``history_conflict`` or the type
-    of a strong flag (``temporal_error``, ``logical_inconsistency`` …)."""
+    kind: ProblemKind
     span: Span
     text: str
     confidence: float
@@ -407,8 +484,9 @@ class Decision(BaseModel):
     """How the verdict and the problems gated the recommendation (see :mod:`guardrail.decision`)."""
 
     problems: list[Problem] = Field(default_factory=list)
-    band: str | None = None
-    """The seed 004 band the confidence alone falls in."""
+    band: Action | None = None
+    """The confidence band the score alone falls in (the action the confidence alone would
+    give)."""
     gate: str = ""
     """Why the action is what it is, in one sentence."""
     supported_fraction: float | None = None

@@ -150,6 +150,7 @@ def band_override(report: GuardReport) -> str | None:
     """
     decision = getattr(report, "decision", None)
     band = getattr(decision, "band", None)
+    band = getattr(band, "value", band)
     action = report.recommendation.action
     if not band or str(band) == action:
         return None

@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.set_defaults(func=run_show)
 
-    exp = store_sub.add_parser("export", help="a session in seed 004's key layout")
+    exp = store_sub.add_parser("export", help="a session in the stored-results key layout")
     _db(exp)
     exp.add_argument("--session", required=True)
     exp.add_argument("--turn", type=int)

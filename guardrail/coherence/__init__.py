@@ -1,4 +1,4 @@
-"""Coherence checking (seed 004, stage 1): QUD relevance, topic, entity, discourse, reference.
+"""Coherence checking (post-processing stage 1): QUD relevance, topic, entity, discourse, reference.
 
 One module per dimension (``qud``, ``topic``, ``entity``, ``discourse``, ``reference``), the
 dialogue-act classifier (``acts``), question classification (``questions``) and the checker that

@@ -1,4 +1,4 @@
-"""The coherence check: parse once, embed once, score five dimensions, weigh them (seed 004, 1).
+"""The coherence check: parse once, embed once, score five dimensions, weigh them (stage 1).
 
 Example::
 
@@ -107,7 +107,7 @@ def weighted_score(
     discourse: DimensionScore,
     reference: DimensionScore,
 ) -> float:
-    """Seed 004's weighted sum, renormalised when the weights do not add up to 1."""
+    """The coherence weights' sum, renormalised when the weights do not add up to 1."""
     pairs = [
         (weights.qud, qud.score),
         (weights.topic, topic.score),
@@ -189,7 +189,7 @@ def check_qud(
     embedder: Any,
     config: CoherenceConfig | None = None,
 ) -> QUDRelevance:
-    """Seed 004's QUD relevance alone, for a text other than the checked response (the decision
+    """The QUD check alone, for a text other than the checked response (the decision
     asks whether what remains after removals still answers the question)."""
     cfg = config or CoherenceConfig()
     ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns)

@@ -1,4 +1,4 @@
-"""Discourse coherence: does the response perform the act the last turn calls for? (seed 004, 4)
+"""Discourse coherence: does the response perform the act the last turn calls for? (dimension 4)
 
 The last user turn's act sets what is expected (question → answer or clarification; request →
 confirmation, clarification or refusal). The response's main act (its first substantive

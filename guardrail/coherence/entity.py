@@ -1,4 +1,4 @@
-"""Entity consistency: are the attributes the response gives known entities right? (seed 004, 3)
+"""Entity consistency: are the attributes the response gives known entities right? (dimension 3)
 
 Known entities come from the dialogue's entity registry and, when the input carries a knowledge
 base with ``find_entity``, from the KB. Their references in the response are found by name, alias,
@@ -41,6 +41,8 @@ class KnownEntity:
     attributes: dict[str, str]
     source: str
     """``registry`` or ``knowledge_base``."""
+    kb_keys: frozenset[str] = frozenset()
+    """The attributes whose values come from the knowledge base."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def _kb_entity(kb: Any, name: str) -> KnownEntity | None:
         attrs[str(key)] = str(value)
     canonical = str(getattr(found, "name", None) or name)
     aliases = [str(a) for a in getattr(found, "aliases", []) or []]
-    return KnownEntity(canonical, [canonical, *aliases], attrs, "knowledge_base")
+    return KnownEntity(canonical, [canonical, *aliases], attrs, "knowledge_base", frozenset(attrs))
 
 
 def _registry(ctx: CoherenceContext) -> list[KnownEntity]:
@@ -97,7 +99,9 @@ def _registry(ctx: CoherenceContext) -> list[KnownEntity]:
             if missing:
                 attrs.update(missing)
                 source = "registry and knowledge base"
-        out.append(KnownEntity(info.name, [info.name, *info.aliases], attrs, source))
+        own = {str(k) for k in info.attributes}
+        kb_keys = frozenset(k for k in attrs if k not in own)
+        out.append(KnownEntity(info.name, [info.name, *info.aliases], attrs, source, kb_keys))
     return out
 
 
@@ -194,6 +198,13 @@ def analyze_entity(
     checked: list[dict[str, Any]] = []
     issues: list[CoherenceIssue] = []
     for m in references:
+        entity = m.entity
+        if not config.entity_kb_values:  # values on record are fact validation's finding
+            attrs = {k: v for k, v in entity.attributes.items() if k not in entity.kb_keys}
+            entity = KnownEntity(entity.name, entity.names, attrs, "registry")
+        if not entity.attributes:
+            continue
+        m = EntityReference(entity, m.span, m.assertions)
         for a in m.assertions:
             if any(_same(a.value, v) for v in m.entity.attributes.values()):
                 checked.append({"entity": m.entity.name, "value": a.value, "consistent": True})

@@ -1,10 +1,10 @@
-"""QUD relevance: does the response answer the question under discussion? (seed 004, 1)
+"""QUD relevance: does the response answer the question under discussion? (dimension 1)
 
 ``coverage`` looks for content of the kind the question asks for, found with the spaCy parse
 (a TIME/DATE entity for *when*, a PERSON for *who*, a place entity or place PP for *where*, a
 reason clause for *why*, a quantity for *how many*, yes/no or a paraphrase for polar questions,
 one of the offered options for alternatives). ``similarity`` is the embedding cosine of question
-and answer. ``score = 0.6 × coverage + 0.4 × similarity`` (seed).
+and answer. ``score = 0.6 × coverage + 0.4 × similarity`` (the QUD check's weights).
 """
 
 from __future__ import annotations

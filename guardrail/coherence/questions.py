@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class QuestionType(str, Enum):
-    """Seed 004's question types."""
+    """The QUD check's question types."""
 
     YES_NO = "yes_no"
     WH = "wh"

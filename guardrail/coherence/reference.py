@@ -1,4 +1,4 @@
-"""Reference consistency: does each pronoun resolve to exactly one person? (seed 004, 5)
+"""Reference consistency: does each pronoun resolve to exactly one person? (dimension 5)
 
 Candidates are the people of the context: the entity registry, the PERSON entities and known
 first names of the dialogue window, and the names the response itself uses before the pronoun.

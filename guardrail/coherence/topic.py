@@ -1,9 +1,9 @@
-"""Topic consistency: does each sentence of the response stay on the dialogue's topic? (seed 004, 2)
+"""Topic consistency: does each sentence of the response stay on the dialogue's topic? (dimension 2)
 
 The topic graph's nodes are the dialogue's declared topics, the registry's entities and the key
 phrases (noun chunks) of the latest turns, weighted by recency; edges join phrases said in the same turn or whose
 embeddings are close. A response sentence is scored by keyword overlap with the graph's lemmas
-and by its best embedding similarity to a node or a recent turn (seed: "keyword overlap +
+and by its best embedding similarity to a node or a recent turn (the design's "keyword overlap +
 semantic similarity"). Sentences below ``topic_drift`` are flagged ``topic_drift`` with their
 span; when every content sentence drifts the answer is ``topic_unrelated``.
 """

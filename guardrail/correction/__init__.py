@@ -1,4 +1,4 @@
-"""Response correction (seed 004 stage 4): spelling / grammar, factual replacement from the
+"""Response correction (post-processing stage 4): spelling / grammar, factual replacement from the
 knowledge base, annotations, removals and new entities, with spans into the original text."""
 
 from guardrail.correction.corrector import CorrectionOutcome, ResponseCorrector, count_by_type

@@ -28,14 +28,11 @@ from guardrail.report import (
     ValidationStatus,
 )
 from guardrail.text.sentences import cjk_count
+from guardrail.text.spans import overlaps_any
 
 REMOVAL_PRIORITY = 4
 ANNOTATION_PRIORITY = 0
 SEVERE = 0.9
-
-
-def _overlaps(span: Span, others: list[tuple[int, int]]) -> bool:
-    return any(span.start < e and s < span.end for s, e in others)
 
 
 def annotation_edits(
@@ -72,16 +69,16 @@ def annotation_edits(
         for v in factual.claim_validations:
             obj = v.claim.object_span or v.claim.span
             if v.status is ValidationStatus.UNVERIFIABLE:
-                if not any(_overlaps(v.claim.span, [(x.start, x.end)]) for x in supported):
+                if not overlaps_any(v.claim.span.range, [x.range for x in supported]):
                     add(v.claim.span, "unverified", 0.5)
-            elif v.status is ValidationStatus.CONTRADICTED and not _overlaps(obj, fixed):
+            elif v.status is ValidationStatus.CONTRADICTED and not overlaps_any(obj.range, fixed):
                 add(
                     v.claim.span,
                     f"possible hallucination: the record says {v.kb_value}",
                     v.confidence,
                 )
             elif v.status is ValidationStatus.HISTORY_CONFLICT or (
-                v.turn_id is not None and not _overlaps(obj, fixed)
+                v.turn_id is not None and not overlaps_any(obj.range, fixed)
             ):
                 add(
                     v.claim.span,
@@ -89,10 +86,10 @@ def annotation_edits(
                     v.confidence,
                 )
     for note in claim_notes:
-        if not _overlaps(note.span, fixed):
+        if not overlaps_any(note.span.range, fixed):
             add(note.span, note.label, note.confidence)
     for flag in flags:
-        if flag.confidence < min_flag_confidence or _overlaps(flag.span, fixed):
+        if flag.confidence < min_flag_confidence or overlaps_any(flag.span.range, fixed):
             continue
         if (
             flag.type is HallucinationType.UNSUPPORTED_CLAIM

@@ -1,4 +1,4 @@
-"""Response correction (seed 004 stage 4): one pass that plans every edit on the original.
+"""Response correction (post-processing stage 4): one pass that plans every edit on the original.
 
 All edits — spelling and grammar, factual replacements, sentence removals, annotations — are
 planned against the ORIGINAL response, overlaps resolved by priority (removal > factual >

@@ -23,19 +23,20 @@ from guardrail.decision.outcomes import (
     plan_delivery,
     unmarked_unsupported,
 )
+from guardrail.decision.plan import AnswerPlan, plan_answer
 from guardrail.decision.problems import (
     BLOCKING_FLAGS,
     claim_problem_confidence,
     consistent_verdict,
     find_problems,
     mark_fixes,
-    overlaps,
     remove_below,
 )
 
 __all__ = [
     "BLOCKING_FLAGS",
     "SEED",
+    "AnswerPlan",
     "Checked",
     "DeliveryPlan",
     "Note",
@@ -50,7 +51,7 @@ __all__ = [
     "find_problems",
     "human_review_reason",
     "mark_fixes",
-    "overlaps",
+    "plan_answer",
     "plan_delivery",
     "recommend",
     "regeneration_guidance",

@@ -21,7 +21,11 @@ In order (``report.decision`` records each step):
      removed and the rest delivered, unless no text is left;
    - ``correct_and_deliver`` when confident problems were repaired or removed;
    - ``accept_with_flags`` when only uncertain or unverified claims are left, annotated;
-   - nothing flagged → seed 004's bands on the confidence score.
+   - every claim supported and nothing found by any check → ``accept``, whatever the
+     confidence (it stays on the report);
+   - else the confidence bands; an ``accept_with_flags`` band with nothing to flag (no
+     uncertain claim, flag or coherence issue with a span) is ``accept``: an action never
+     names what the report does not hold.
 
    ``answer`` granularity — all or nothing: any problem not repaired → ``regenerate`` /
    ``human_review``; all repaired → ``correct_and_deliver``; no problem → seed 004's bands.
@@ -64,6 +68,7 @@ from guardrail.report import (
     Recommendation,
     Regenerate,
     Severity,
+    ValidationStatus,
 )
 
 FAIL_CLOSED = "fail-closed: an answer that could not be checked is not delivered"
@@ -309,10 +314,37 @@ def _choose(
             return AcceptWithFlags(flags=spans, severity=severity), (
                 f"no confident problem; {len(flagged)} uncertain claim(s) annotated"
             )
+    if _all_supported_nothing_found(c):
+        return Accept(), (
+            f"every claim supported and nothing found (the confidence {c.confidence:.2f} "
+            "stays on the report)"
+        )
     rec = recommend(
         c.confidence, c.coherence, c.factual, c.flags, c.corrections, thresholds, cutoffs=cutoffs
     )
     if rec.action == "accept" and flagged:
         # a claim the report does not call supported is never shown unmarked
         rec = AcceptWithFlags(flags=[x.span for x in flagged])
-    return rec, f"no blocking problem: seed 004 band for confidence {c.confidence:.2f}"
+    if isinstance(rec, AcceptWithFlags) and not rec.flags:
+        # an action never names what the report does not hold: flag the coherence issues
+        spans = [i.span for i in c.coherence.issues if i.span is not None] if c.coherence else []
+        if not spans:
+            return Accept(), (
+                f"no blocking problem and nothing to flag (the confidence {c.confidence:.2f} "
+                "falls in the accept-with-flags band)"
+            )
+        rec = AcceptWithFlags(flags=spans, severity=rec.severity)
+    return rec, f"no blocking problem: the confidence band for {c.confidence:.2f}"
+
+
+def _all_supported_nothing_found(c: Checked) -> bool:
+    """Whether every checkworthy claim is supported and no check found anything: no flag, no
+    coherence issue, no knowledge-base or dialogue finding, no correction."""
+    checkworthy = [x for x in c.claims if x.status is not NOT_CHECKWORTHY]
+    if not checkworthy or any(x.status is not ClaimStatus.SUPPORTED for x in checkworthy):
+        return False
+    if c.flags or c.corrections or (c.coherence is not None and c.coherence.issues):
+        return False
+    found = (ValidationStatus.CONTRADICTED, ValidationStatus.HISTORY_CONFLICT)
+    factual = c.factual
+    return factual is None or all(v.status not in found for v in factual.claim_validations)

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from guardrail.decision.problems import overlaps
 from guardrail.report import (
     Claim,
     ClaimOutcome,
@@ -131,7 +130,7 @@ def claim_outcome(claim: Claim, corrections: Sequence[Correction]) -> ClaimOutco
     """What the corrected and annotated text does with ``claim``."""
     if claim.status is ClaimStatus.NOT_CHECKWORTHY:
         return ClaimOutcome.NOT_CHECKWORTHY
-    mine = [c for c in corrections if overlaps(c.span, claim.span) or c.span == claim.span]
+    mine = [c for c in corrections if c.span.overlaps(claim.span) or c.span == claim.span]
     if any(c.type is CorrectionType.REMOVAL and _covered(claim.span, c.span) for c in mine):
         return ClaimOutcome.REMOVED
     if claim.status is ClaimStatus.UNVERIFIED:
@@ -157,7 +156,7 @@ def unmarked_unsupported(claims: Sequence[Claim], corrections: Sequence[Correcti
     for i, c in enumerate(claims):
         if c.status not in (ClaimStatus.UNSUPPORTED, ClaimStatus.CONTRADICTED):
             continue
-        mine = [x for x in corrections if overlaps(x.span, c.span) or x.span == c.span]
+        mine = [x for x in corrections if x.span.overlaps(c.span) or x.span == c.span]
         if not mine:
             out.append(i)
     return out

@@ -8,20 +8,19 @@ flags of a blocking type at least that confident (contradicts fact, wrong attrib
 fact, nonexistent entity, temporal error, contradicts prior, logical inconsistency),
 knowledge-base contradictions at least that confident and dialogue-history conflicts. A
 claim the evidence could not check (unverified) raises no problem of its own, except a
-confident contradiction of an earlier turn: that is judged against the turns. A
-WRONG_ATTRIBUTE flag on the value of a knowledge-base contradiction is that contradiction
-restated (:func:`~guardrail.hallucination.flags.wrong_attribute_flags`): the two are one
-problem, ``kb_contradiction``.
+confident contradiction of an earlier turn: that is judged against the turns. A value the
+knowledge base records differently is one finding, fact validation's: one problem,
+``kb_contradiction``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from guardrail.config import DecisionConfig, GuardrailConfig
 from guardrail.report import (
+    CalibrationUsed,
     Claim,
     ClaimStatus,
     Correction,
@@ -30,7 +29,6 @@ from guardrail.report import (
     HallucinationFlag,
     HallucinationType,
     Problem,
-    Span,
     ValidationStatus,
     Verdict,
     VerdictLabel,
@@ -52,35 +50,25 @@ CLAIM_KINDS = frozenset({"unsupported", "contradicted"})
 """Problem kinds that are a claim's own status (the others come from flags and the KB)."""
 
 
-def overlaps(a: Span, b: Span) -> bool:
-    """Whether two character spans share at least one character."""
-    return a.start < b.end and b.start < a.end
-
-
-def _restates(problem: Problem, span: Span) -> bool:
-    """Whether ``problem`` is the WRONG_ATTRIBUTE flag on the value at ``span``."""
-    same_span = (problem.span.start, problem.span.end) == (span.start, span.end)
-    return same_span and problem.kind == HallucinationType.WRONG_ATTRIBUTE.value
-
-
-def remove_below(config: GuardrailConfig, verifier: Any = None) -> float | None:
-    """The ``p_supported`` below which an unsupported claim is a confident problem: the
-    config's ``decision.remove_below``, else the value in the claim calibration of
-    ``verifier`` (:func:`~guardrail.hallucination.calibration_registry.calibration_for`; an
-    uncalibrated verifier has none), else — no verifier given — the configured or shipped
-    calibration file's (none for a configured directory: its files are keyed by verifier)."""
+def remove_below(
+    config: GuardrailConfig, calibration: CalibrationUsed | None, claims: Sequence[Claim]
+) -> list[float | None]:
+    """By claim, the ``p_supported`` below which an unsupported claim is a confident problem:
+    the config's ``decision.remove_below``, else the cut-off of the calibration the
+    hallucination stage scored the claim with (``state.calibration``; a claim a router sent to
+    another verifier has that verifier's), else — no claim scored under a calibration — the
+    configured or shipped calibration file's (none for a configured directory: its files are
+    keyed by verifier). ``None`` = every unsupported claim is a confident problem."""
     if config.decision.remove_below is not None:
-        return config.decision.remove_below
+        return [config.decision.remove_below] * len(claims)
+    if calibration is not None:
+        return [calibration.remove_below_for(i) for i in range(len(claims))]
     configured = config.hallucination.calibration
-    if verifier is None and configured is not None and Path(configured).is_dir():
-        return None
-    if verifier is not None:
-        from guardrail.hallucination.calibration_registry import calibration_for
-
-        return calibration_for(verifier, config.hallucination.calibration).remove_below
+    if configured is not None and Path(configured).is_dir():
+        return [None] * len(claims)
     from guardrail.hallucination.calibration import ClaimCalibrator
 
-    return ClaimCalibrator.load(config.hallucination.calibration).remove_below
+    return [ClaimCalibrator.load(configured).remove_below] * len(claims)
 
 
 def claim_problem_confidence(claim: Claim) -> float:
@@ -104,11 +92,12 @@ def find_problems(
     factual: FactualValidationResult | None,
     verdict: Verdict | None,
     config: DecisionConfig,
-    cutoff: float | None = None,
+    cutoffs: Sequence[float | None] | float | None = None,
 ) -> list[Problem]:
     """Everything that blocks showing a claim as it is (see the module docstring).
 
-    ``cutoff`` is :func:`remove_below` (``claim`` granularity only).
+    ``cutoffs`` are :func:`remove_below`, by claim, or one for all (``claim`` granularity only;
+    ``None``: every unsupported claim is a confident problem).
     """
     problems: list[Problem] = []
     hallucination = verdict is not None and verdict.label is VerdictLabel.HALLUCINATION
@@ -121,6 +110,10 @@ def find_problems(
             and c.scores is not None
             and max(c.scores.contradiction, conf) >= config.strong_flag
         )
+        if cutoffs is None or isinstance(cutoffs, float | int):
+            cutoff = cutoffs
+        else:
+            cutoff = cutoffs[i] if i < len(cutoffs) else None
         judged = _confidently_unsupported(c, cutoff) if per_claim else hallucination
         if bad and (judged or strong_contra):
             problems.append(
@@ -157,9 +150,7 @@ def find_problems(
             else:
                 continue
             span = v.claim.object_span or v.claim.span
-            if kind == "kb_contradiction":  # one wrong value is one problem
-                problems = [p for p in problems if not _restates(p, span)]
-            index = next((i for i, c in enumerate(claims) if overlaps(c.span, span)), None)
+            index = next((i for i, c in enumerate(claims) if c.span.overlaps(span)), None)
             problems.append(
                 Problem(
                     kind=kind,
@@ -185,7 +176,7 @@ def _fix_of(problem: Problem, corrections: Sequence[Correction]) -> str | None:
         if c.type is not CorrectionType.FACTUAL:
             continue
         same_claim = problem.claim_index is not None and c.claim_index == problem.claim_index
-        if not (same_claim or overlaps(c.span, problem.span)):
+        if not (same_claim or c.span.overlaps(problem.span)):
             continue
         if (c.source or "").startswith("knowledge base"):
             # the recorded value is the authority: it repairs the conflict, the flags on the

@@ -1,4 +1,4 @@
-"""Temperature scaling of the verifier's probabilities, fitted on a dev split (seed 000).
+"""Temperature scaling of the verifier's probabilities, fitted on a dev split.
 
 The verifier gives three probabilities; their logs are its logits up to a constant, so
 ``softmax(log p / T)`` is the temperature-scaled prediction. ``T`` is fitted by minimising the

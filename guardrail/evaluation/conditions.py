@@ -12,7 +12,7 @@ adaptive       + the adaptive threshold T(rs) of the retrieval score (Cw-CONLI)
 facts          + the knowledge-base fact stage. None of the bundled evaluation sets has a
                knowledge base, so it is reported as not applicable unless the examples carry
                one (``meta["knowledge_base"]``, e.g. from the generic JSONL format)
-ratio          seed 001's ratio policy (contradicted share > 0.3 or neutral share > 0.8)
+ratio          the ratio rule (contradicted share > 0.3 or neutral share > 0.8)
                over claims and windows
 ============== =============================================================================
 
@@ -82,7 +82,7 @@ CONDITIONS: dict[str, Condition] = {
         ),
         Condition(
             name="ratio",
-            description="seed 001 ratio policy over claims and windows",
+            description="the ratio rule over claims and windows",
             hallucination={"decompose_claims": True, "use_windows": True, "policy": "ratio"},
         ),
     )

@@ -7,7 +7,7 @@ which the verdict of any threshold setting follows as the hallucination stage co
 
 - weakest link: hallucinated iff the aggregated score (min over claims) ``< T(rs)``, searched over
   ``t_low``, ``t_high`` (≤ ``t_low``) and ``midpoint`` of T(rs) — and over a fixed threshold;
-- ratio (seed 001): hallucinated iff contradicted share > ``contradiction_ratio`` or
+- the ratio rule: hallucinated iff contradicted share > ``contradiction_ratio`` or
   unsupported share > ``neutral_ratio`` (claim statuses as the run decided them).
 
 An example with no claim, or with a claim the verifier could not check, is hallucinated
@@ -152,7 +152,7 @@ def predict_weakest_link(items: Sequence[TuneItem], threshold: AdaptiveThreshold
 
 
 def predict_ratio(items: Sequence[TuneItem], contradiction: float, neutral: float) -> list[int]:
-    """Seed 001 ratio verdicts (1 = hallucinated)."""
+    """Ratio-rule verdicts (1 = hallucinated)."""
     return [int(v) for v in _ratio_rule(_Columns.of(items), contradiction, neutral)]
 
 
@@ -272,7 +272,7 @@ def tune_weakest_link(
 
 
 def tune_ratio(dev: Sequence[TuneItem], test: Sequence[TuneItem]) -> TunedSetting:
-    """Best seed-001 ratio thresholds on ``dev``."""
+    """Best ratio-rule thresholds on ``dev``."""
     grid = [
         {"contradiction_ratio": c, "neutral_ratio": n}
         for c, n in itertools.product(_steps(0.0, 0.9, 0.05), _steps(0.0, 0.95, 0.05))

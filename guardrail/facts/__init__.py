@@ -1,5 +1,5 @@
 """Fact validation: claim extraction, subject resolution, predicate mapping, value comparison,
-knowledge-base and dialogue-history checks (seed 004 stage 2)."""
+knowledge-base and dialogue-history checks (post-processing stage 2)."""
 
 from guardrail.facts.analysis import ClaimAnalyzer, ResolvedClaim, TextAnalysis
 from guardrail.facts.extraction import RawClaim, extract_raw_claims

@@ -1,4 +1,4 @@
-"""Fact validation (seed 004 stage 2): claims against the knowledge base and the dialogue.
+"""Fact validation (post-processing stage 2): claims against the knowledge base and the dialogue.
 
 Each extracted claim gets one status:
 

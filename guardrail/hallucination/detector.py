@@ -44,6 +44,7 @@ from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier, speed_c
 from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
+    CalibrationUsed,
     Claim,
     ClaimStatus,
     EvidencePointer,
@@ -69,6 +70,8 @@ class Detection:
     pairs_scored: int = 0
     """(premise, hypothesis) pairs whose scores were used (cache hits included)."""
     notes: list[str] = field(default_factory=list)
+    calibration: CalibrationUsed | None = None
+    """The calibration ``p_supported`` was computed with (``None``: no claim has one)."""
 
 
 @dataclass
@@ -484,4 +487,18 @@ def detect(
         question=question,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
-    return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes)
+    used = None
+    if any(c.p_supported is not None for c in scoring.claims):
+        used = CalibrationUsed(
+            label=calibration.label,
+            threshold=threshold,
+            remove_below=calibration.remove_below,
+            # a route with a calibration of its own has its own cut-off; an uncalibrated one
+            # (raw entailment as p_supported) is judged by the default's
+            routed_remove_below={
+                i: r.calibration.remove_below
+                for i, r in routed.items()
+                if r.calibration.calibrator is not None or r.calibration.members
+            },
+        )
+    return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes, used)

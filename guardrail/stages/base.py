@@ -45,6 +45,7 @@ from guardrail.config import GuardrailConfig
 from guardrail.errors import ConfigError
 from guardrail.inputs import GuardInput
 from guardrail.report import (
+    CalibrationUsed,
     Claim,
     CoherenceResult,
     Correction,
@@ -52,6 +53,7 @@ from guardrail.report import (
     FactualValidationResult,
     HallucinationFlag,
     NewEntity,
+    Problem,
     QUDRelevance,
     StageRecord,
     Verdict,
@@ -73,6 +75,13 @@ class StageFields(BaseModel):
     factual: FactualValidationResult | None = None
     flags: list[HallucinationFlag] | None = None
     verdict: Verdict | None = None
+    calibration: CalibrationUsed | None = None
+    """The claim calibration the hallucination stage scored with (``None``: no claim was
+    scored under a calibration); the decision reads its ``remove_below``."""
+    problems: list[Problem] | None = None
+    """What blocks showing claims as they are, found once by the decision
+    (:func:`guardrail.decision.plan_answer`) and marked with the repairs and removals the
+    correction stage applies; the recommendation reads the same list."""
     corrections: list[Correction] | None = None
     corrected: str | None = None
     annotated: str | None = None
@@ -223,19 +232,6 @@ class Resources:
             "verifier",
             lambda: load_routed(load_verifier(models.verifier), models.verifier_languages),
         )
-
-    def scoring_verifier(self, claims: Sequence[Any]) -> Any:
-        """The verifier whose calibration set the claims' ``p_supported`` (``None`` when no
-        claim was scored: the verifier may not have loaded), for the ``remove_below`` that
-        follows it (:func:`~guardrail.decision.remove_below`)."""
-        from guardrail.errors import GuardrailError
-
-        if not any(c.p_supported is not None for c in claims):
-            return None
-        try:
-            return self.verifier()
-        except GuardrailError:
-            return None
 
     def score_cache(self) -> Any:
         """The guardrail's shared (premise, hypothesis) verifier score cache (``None`` when

@@ -19,8 +19,17 @@ class CorrectionStage(Stage):
     """Corrects, annotates and lists new entities; not itself a check."""
 
     name = "correction"
-    reads = ("claims", "extracted_claims", "factual", "flags", "verdict", "coherence", "doc")
-    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud")
+    reads = (
+        "claims",
+        "extracted_claims",
+        "factual",
+        "flags",
+        "verdict",
+        "calibration",
+        "coherence",
+        "doc",
+    )
+    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud", "problems")
     uses = ("nlp", "embedder", "verifier")
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
@@ -96,7 +105,7 @@ class CorrectionStage(Stage):
 
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.correction import ResponseCorrector, count_by_type, load_speller
-        from guardrail.decision import find_problems, mark_fixes, plan_delivery, remove_below
+        from guardrail.decision import mark_fixes, plan_answer
         from guardrail.report import ClaimStatus
 
         cfg = self.config.correction
@@ -115,18 +124,18 @@ class CorrectionStage(Stage):
         # Pass 1: the repairs (spelling, knowledge-base and evidence values), re-checked.
         first = corrector.correct(*args, vocabulary, supported=supported)
         corrections = self._recheck(state, first.corrections)
-        # Pass 2: what the decision removes and annotates, given which problems are repaired.
-        decision = self.config.decision
-        cutoff = (
-            remove_below(self.config, self.resources.scoring_verifier(claims))
-            if decision.granularity == "claim"
-            else None
+        # Pass 2: the decision's plan (the problems, found once, given which are repaired),
+        # applied: its removals and annotations.
+        planned = plan_answer(
+            claims,
+            state.flags or [],
+            state.factual,
+            state.verdict,
+            corrections,
+            state.calibration,
+            self.config,
         )
-        problems = find_problems(
-            claims, state.flags or [], state.factual, state.verdict, decision, cutoff
-        )
-        problems = mark_fixes(problems, corrections)
-        plan = plan_delivery(claims, problems, remove=decision.granularity == "claim")
+        plan = planned.delivery
         outcome = corrector.correct(*args, vocabulary, plan=plan, supported=supported)
         verified = {
             (c.span.start, c.span.end, c.replacement): c
@@ -145,6 +154,8 @@ class CorrectionStage(Stage):
             corrected=outcome.corrected,
             annotated=outcome.annotated,
             new_entities=outcome.new_entities,
+            # the same problems, marked with what the delivered text did (removals included)
+            problems=mark_fixes(planned.problems, final),
         )
         if plan.removals:  # only then can the answer have lost what answered the question
             qud = self._delivered_qud(state, outcome.corrected)

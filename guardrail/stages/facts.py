@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from guardrail.config import GuardrailConfig
 from guardrail.errors import GuardrailError
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
@@ -19,6 +20,14 @@ class FactValidationStage(Stage):
     """Extracts (subject, predicate, object) claims and validates them."""
 
     name = "fact_validation"
+
+    @classmethod
+    def when_disabled(cls, config: GuardrailConfig) -> GuardrailConfig:
+        """Without fact validation, the coherence entity check compares values with the
+        knowledge base itself (``coherence.entity_kb_values``)."""
+        coherence = config.coherence.model_copy(update={"entity_kb_values": True})
+        return config.model_copy(update={"coherence": coherence})
+
     reads = ("doc",)
     writes = ("extracted_claims", "factual")
     uses = ("nlp", "embedder", "verifier")

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import nothing_to_check
 from guardrail.hallucination.detector import Detection, detect
 from guardrail.hallucination.evidence import gather_evidence
@@ -221,9 +220,8 @@ class HallucinationStage(Stage):
     """Scores every claim against the evidence in one batched verifier call."""
 
     name = "hallucination"
-    reads = ("claims", "factual", "language", "doc")
-    """``factual`` gives the WRONG_ATTRIBUTE flags: fact validation must run first."""
-    writes = ("claims", "verdict", "flags", "language")
+    reads = ("claims", "language", "doc")
+    writes = ("claims", "verdict", "flags", "language", "calibration")
     uses = ("nlp", "embedder", "verifier")
 
     def skip_reason(self, state: PipelineState) -> str | None:
@@ -305,9 +303,12 @@ class HallucinationStage(Stage):
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         if dialogue_only:
             result = _as_unchecked(result)
-        update = StageUpdate(claims=result.claims, verdict=result.verdict, language=language)
-        kb_flags = build.wrong_attribute_flags(data.response, state.factual)
-        if result.pairs_scored or result.flags or kb_flags:
-            flags = [*result.flags, *kb_flags]
-            update.flags = sorted(flags, key=lambda f: (f.span.start, f.span.end, f.type.value))
+        update = StageUpdate(
+            claims=result.claims,
+            verdict=result.verdict,
+            language=language,
+            calibration=result.calibration,
+        )
+        if result.pairs_scored or result.flags:
+            update.flags = result.flags
         return update

@@ -1,9 +1,9 @@
-"""Stored results: every report with its input in SQLite, exported in seed 004's key layout.
+"""Stored results: every report with its input in SQLite, exported in the stored-results key layout.
 
 ``ReportStore`` writes one transaction per report (WAL, schema-versioned); ``open_store`` opens
 a file or, given a ``postgresql://`` URL, the same store on PostgreSQL (the ``postgres`` extra);
 ``export_session`` renders a session as ``/postprocessing/{session_id}/{turn_id}/…`` paths,
-nested JSON or MeTTa facts typed by seed 004's signatures.
+nested JSON or MeTTa facts typed by the post-processing signatures.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Export a stored session in seed 004's layout: key paths, nested JSON or MeTTa facts.
+"""Export a stored session in the stored-results key layout: key paths, nested JSON or MeTTa facts.
 
 Example::
 

@@ -1,6 +1,6 @@
-"""Seed 004's key layout for stored results: ``/postprocessing/{session_id}/{turn_id}/…``.
+"""The key layout for stored results: ``/postprocessing/{session_id}/{turn_id}/…``.
 
-Every leaf the seed names is emitted, in the seed's order, with ``None`` where the report has
+Every leaf of the published layout is emitted, in its order, with ``None`` where the report has
 no value (a stage that did not run); indexed subtrees (``issues``, ``claims``,
 ``hallucinations``, ``corrections``) have one entry per item. The functions read the report as
 JSON (``GuardReport.model_dump(mode="json")``), so reports stored by older or newer versions
@@ -35,7 +35,7 @@ def _span(item: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def claim_type(claim: dict[str, Any]) -> str:
-    """Seed 004's claim type: ``attribute`` when the predicate maps to a KB attribute."""
+    """The layout's claim type: ``attribute`` when the predicate maps to a KB attribute."""
     explicit = claim.get("type") or claim.get("claim_type")
     if isinstance(explicit, str):
         return explicit
@@ -43,7 +43,7 @@ def claim_type(claim: dict[str, Any]) -> str:
 
 
 def claim_suggestion(validation: dict[str, Any]) -> str | None:
-    """Seed 004's suggestion for a contradicted claim: ``Replace 'X' with 'Y'``."""
+    """The layout's suggestion for a contradicted claim: ``Replace 'X' with 'Y'``."""
     if isinstance(validation.get("suggestion"), str):
         return str(validation["suggestion"])
     kb_value = validation.get("kb_value")
@@ -71,7 +71,7 @@ def _mismatches(coherence: dict[str, Any]) -> int:
 def turn_paths(
     session_id: str, turn_id: int, input: dict[str, Any], report: dict[str, Any]
 ) -> list[tuple[str, Any]]:
-    """Every ``(path, value)`` of one turn in seed 004's layout, in the seed's order."""
+    """Every ``(path, value)`` of one turn in the key layout, in the layout's order."""
     base = f"{ROOT}/{session_id}/{turn_id}"
     out: list[tuple[str, Any]] = []
 

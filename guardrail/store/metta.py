@@ -1,6 +1,6 @@
-"""Stored results as MeTTa facts typed by seed 004's signatures.
+"""Stored results as MeTTa facts typed by the post-processing pipeline's MeTTa signatures.
 
-Each turn becomes ground equations of the seed's operations::
+Each turn becomes ground equations of its operations::
 
     (= (postprocess-response "answer" (dialogue-state "demo" 0) (knowledge-base "none") "query")
        (postprocessed-response …))
@@ -8,11 +8,11 @@ Each turn becomes ground equations of the seed's operations::
     (= (validate-facts …) …)  (= (extract-claims "answer") (Cons (claim …) Nil))
     (= (validate-claim …) …)  (= (score-confidence …) 0.73)  (= (determine-recommendation …) …)
 
-:data:`PRELUDE` declares the seed's signatures (the ones these facts use, and the
+:data:`PRELUDE` declares those signatures (the ones these facts use, and the
 ``should-*`` predicates as rules over the recommendation bands) and one typed constructor per
 result record, so a MeTTa interpreter with type checking (``hyperon``) loads the file and
-``!(get-type (postprocess-response …))`` is ``PostprocessedResponse``. The seed's ``Float`` is
-written ``Number``, MeTTa's type of numeric literals; everything else is as the seed names it.
+``!(get-type (postprocess-response …))`` is ``PostprocessedResponse``. The signatures' ``Float`` is
+written ``Number``, MeTTa's type of numeric literals; everything else keeps its published name.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from guardrail.config import HandlingThresholds
 from guardrail.store.keys import claim_suggestion, claim_type
 
 _SIGNATURES = """\
-; seed 004's signatures (Float written as Number, MeTTa's numeric type)
+; the post-processing signatures (Float written as Number, MeTTa's numeric type)
 (: postprocess-response (-> String DialogueState KnowledgeBase String PostprocessedResponse))
 (: check-coherence (-> String DialogueState String CoherenceResult))
 (: validate-facts (-> String KnowledgeBase DialogueState FactualValidationResult))
@@ -98,7 +98,7 @@ def prelude(thresholds: HandlingThresholds | None = None) -> str:
     lines += [f"(: {sym} HallucinationType)" for sym in HALLUCINATION_SYMBOLS.values()]
     lines += [f"(: {sym} Severity)" for sym in SEVERITY_SYMBOLS.values()]
     lines += [
-        "; recommendation bands (seed 004 HandlingThresholds)",
+        "; the confidence bands of the decision tree (HandlingThresholds)",
         f"(= (should-accept $c) (>= $c {t.accept!r}))",
         f"(= (should-flag $c) (and (< $c {t.accept!r}) (>= $c {t.flag!r})))",
         f"(= (should-correct $c) (and (< $c {t.flag!r}) (>= $c {t.correct!r})))",

@@ -2,7 +2,7 @@
 
 The same ``reports`` table as the SQLite file (column for column, the same unique key) and the
 same :class:`~guardrail.store.sqlite.ReportStore` contract: it subclasses it and runs the same
-reading queries, so listings, ``turns`` and the seed-004 export are identical. The schema
+reading queries, so listings, ``turns`` and the key-layout export are identical. The schema
 version lives in ``guardrail_store_meta``. Every :meth:`PostgresReportStore.save` is one
 transaction that first takes a per-session advisory lock, so two processes writing to one
 session get distinct turns and attempts; a writer killed mid-transaction leaves nothing behind.

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from guardrail.text.spans import overlaps_any
+
 
 class MentionKind(str, Enum):
     """What a mention is."""
@@ -98,10 +100,6 @@ def years(text: str) -> list[str]:
     return _YEAR.findall(text)
 
 
-def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return any(span[0] < e and s < span[1] for s, e in taken)
-
-
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     return not before or before[-1] in '.!?。！？:\n"“'
@@ -121,7 +119,7 @@ def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
         raw = text[start:end]
         stripped = raw.rstrip(" .,")
         end = start + len(stripped)
-        if end > start and not _overlaps((start, end), taken):
+        if end > start and not overlaps_any((start, end), taken):
             found.append(Mention(text[start:end], kind, start, end))
             taken.append((start, end))
 

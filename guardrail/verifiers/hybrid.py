@@ -1,4 +1,4 @@
-"""Hybrid verification (seed 001): several verifiers, a documented rule, automatic fallback.
+"""Hybrid verification: several verifiers, a documented rule, automatic fallback.
 
 ``verifier: ["hhem-2.1-open", "bundled"]`` scores every pair with each member and combines
 them; a member that fails to load is dropped for the process, one that fails to answer is
@@ -152,7 +152,7 @@ class HybridVerifier(Verifier):
                 preds = member.predict(pairs)
                 if len(preds) != len(pairs):
                     raise VerifierError(f"{len(preds)} predictions for {len(pairs)} pairs")
-            except Exception as exc:  # noqa: BLE001 - fallback: the others decide (seed 001)
+            except Exception as exc:  # noqa: BLE001 - fallback: the others decide
                 logger.warning(
                     "hybrid verifier: %s failed, dropped for this call: %s", member.name, exc
                 )

@@ -49,8 +49,16 @@ def env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.EnvBuilder(with_pip=True, clear=True).create(root)
     python = root / "bin" / "python"
     done = _run(
-        [str(python), "-m", "pip", "install", "--quiet", "-c", str(ROOT / "constraints.txt"),
-         str(wheel)]
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            str(wheel),
+        ]
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return root
@@ -81,7 +89,9 @@ def test_torch_is_not_installed(env: Path) -> None:
     done = _run([str(env / "bin" / "python"), "-c", "import torch"])
     assert done.returncode != 0 and "No module named 'torch'" in done.stderr
     for name in ("transformers", "sentence_transformers"):
-        probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({name!r}) is not None)"
+        probe = (
+            f"import importlib.util, sys; sys.exit(importlib.util.find_spec({name!r}) is not None)"
+        )
         assert _run([str(env / "bin" / "python"), "-c", probe]).returncode == 0, name
 
 
@@ -117,9 +127,18 @@ def test_readme_snippet_accepts_a_supported_answer(env: Path, tmp_path: Path) ->
 
 def _check(env: Path, response: str, cwd: Path) -> dict[str, object]:
     done = _run(
-        [str(env / "bin" / "guardrail"), "check", "--format", "json",
-         "--query", "When is the meeting?", "--response", response,
-         "--passage", "The meeting with John is at 2pm on Monday in room 4B."],
+        [
+            str(env / "bin" / "guardrail"),
+            "check",
+            "--format",
+            "json",
+            "--query",
+            "When is the meeting?",
+            "--response",
+            response,
+            "--passage",
+            "The meeting with John is at 2pm on Monday in room 4B.",
+        ],
         cwd=cwd,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -25,6 +25,7 @@ from guardrail.inputs import GuardInput, Passage
 from guardrail.pipeline import unchecked_reasons
 from guardrail.report import (
     Action,
+    CalibrationUsed,
     Claim,
     ClaimOutcome,
     ClaimStatus,
@@ -118,9 +119,26 @@ def deliver(claims: list[Claim], **kw: object) -> tuple[object, object, str, lis
 
 
 def test_the_shipped_calibration_carries_remove_below_under_the_threshold() -> None:
-    cut = remove_below(GuardrailConfig())
+    claims = [Claim(text="x", span=Span(start=0, end=1))]
+    [cut] = remove_below(GuardrailConfig(), None, claims)
     assert cut is not None and 0.0 < cut < 0.47
-    assert remove_below(GuardrailConfig.load({"decision": {"remove_below": 0.1}})) == 0.1
+    config = GuardrailConfig.load({"decision": {"remove_below": 0.1}})
+    assert remove_below(config, None, claims) == [0.1]
+
+
+def test_the_decision_reads_the_calibration_the_hallucination_stage_recorded() -> None:
+    """The cut-off is the one of the calibration that scored each claim: a claim a language
+    router sent to another verifier is judged by that verifier's ``remove_below``."""
+    claims = [
+        Claim(text="x", span=Span(start=0, end=1)),
+        Claim(text="y", span=Span(start=2, end=3)),
+    ]
+    used = CalibrationUsed(
+        label="cal", threshold=0.5, remove_below=0.3, routed_remove_below={1: None}
+    )
+    assert remove_below(GuardrailConfig(), used, claims) == [0.3, None]
+    config = GuardrailConfig.load({"decision": {"remove_below": 0.1}})
+    assert remove_below(config, used, claims) == [0.1, 0.1]  # the config's own wins
 
 
 def test_one_invented_sentence_is_removed_and_the_rest_delivered_unmarked() -> None:

@@ -29,6 +29,9 @@ from guardrail.report import (
     Claim,
     ClaimStatus,
     ClaimValidation,
+    CoherenceIssue,
+    CoherenceIssueType,
+    CoherenceResult,
     Correction,
     CorrectionType,
     ExtractedClaim,
@@ -94,16 +97,54 @@ def run(
     return rec, record
 
 
-def test_supported_answer_follows_the_seed_bands() -> None:
+@pytest.mark.parametrize("confidence", [0.95, 0.8, 0.6, 0.4, 0.2])
+def test_supported_answer_with_no_finding_is_accepted_at_any_confidence(confidence: float) -> None:
+    """An action never names what the report does not hold: every claim supported and no check
+    found anything is ``accept``, whatever the confidence arithmetic gives (it stays on the
+    report, and the record says which band it fell in)."""
     claims = [
         claim(S1, ClaimStatus.SUPPORTED, 0.9, 0.01, 0.9),
         claim(S2, ClaimStatus.SUPPORTED, 0.8, 0.1, 0.8),
     ]
-    assert run(claims, VerdictLabel.VERIFIED, 0.95)[0].action == "accept"
-    assert run(claims, VerdictLabel.VERIFIED, 0.8)[0].action == "accept_with_flags"
-    rec, record = run(claims, VerdictLabel.VERIFIED, 0.6)
-    assert rec.action == "correct_and_deliver" and record.band == "correct_and_deliver"
+    rec, record = run(claims, VerdictLabel.VERIFIED, confidence)
+    assert rec.action == "accept"
     assert record.problems == [] and record.supported_fraction == 1.0
+    assert "every claim supported and nothing found" in record.gate
+    assert record.band == Action(decide_band(confidence))
+
+
+def decide_band(confidence: float) -> str:
+    from guardrail.decision import band_of
+
+    return band_of(confidence, T).value
+
+
+def _with_issue(span: Span | None) -> Checked:
+    claims = [claim(S1, ClaimStatus.SUPPORTED, 0.9, 0.01, 0.9)]
+    issue = CoherenceIssue(
+        type=CoherenceIssueType.TOPIC_DRIFT, description="drifts", severity=0.4, span=span
+    )
+    return Checked(
+        confidence=0.8,
+        problems=[],
+        claims=claim_outcomes(claims, []),
+        coherence=CoherenceResult(score=0.5, issues=[issue]),
+        factual=None,
+        flags=[],
+        corrections=[],
+        unchecked=[],
+    )
+
+
+def test_accept_with_flags_carries_what_it_flags() -> None:
+    """With a finding the confidence bands decide; ``accept_with_flags`` then names the issue's
+    span, and with nothing the user could see flagged it is ``accept``."""
+    span = Span(start=0, end=len(S1))
+    rec, _ = decide(_with_issue(span), thresholds=T)
+    assert rec.action == "accept_with_flags" and rec.flags == [span]
+    rec, record = decide(_with_issue(None), thresholds=T)
+    assert rec.action == "accept" and "nothing to flag" in record.gate
+    assert record.band is Action.ACCEPT_WITH_FLAGS
 
 
 @pytest.mark.parametrize("confidence", [0.99, 0.92, 0.8, 0.6, 0.45])
@@ -199,30 +240,23 @@ def test_kb_contradiction_overrides_a_verified_evidence_verdict() -> None:
         claim(S2, ClaimStatus.SUPPORTED, 0.9, 0.0, 0.9),
     ]
     factual = kb_factual(0.95)
-    flags = build.wrong_attribute_flags(RESPONSE, factual)
-    assert [(f.type, f.content, f.replacement) for f in flags] == [
-        (HallucinationType.WRONG_ATTRIBUTE, "12", "3")
-    ]
     v = Verdict(label=VerdictLabel.VERIFIED, reason="evidence fine")
-    problems = find_problems(claims, flags, factual, v, D)
-    # the WRONG_ATTRIBUTE flag restates the contradiction: one wrong value, one problem
-    assert [(p.kind, p.span, p.claim_index) for p in problems] == [
-        ("kb_contradiction", flags[0].span, 1)
-    ]
+    problems = find_problems(claims, [], factual, v, D)
+    # one wrong value, one finding (fact validation's), one problem
+    value = factual.claim_validations[0].claim.object_span
+    assert [(p.kind, p.span, p.claim_index) for p in problems] == [("kb_contradiction", value, 1)]
     assert consistent_verdict(v, problems).label is VerdictLabel.HALLUCINATION
-    rec, _ = run(claims, VerdictLabel.VERIFIED, 0.95, factual=factual, flags=flags)
+    rec, _ = run(claims, VerdictLabel.VERIFIED, 0.95, factual=factual)
     assert rec.action == "regenerate"  # never accepted while the KB says otherwise
     kb_fix = Correction(
         type=CorrectionType.FACTUAL,
-        span=flags[0].span,
+        span=value,
         original="12",
         replacement="3",
         source="knowledge base (kb.json)",
         verified=None,
     )
-    rec, record = run(
-        claims, VerdictLabel.VERIFIED, 0.95, factual=factual, flags=flags, corrections=[kb_fix]
-    )
+    rec, record = run(claims, VerdictLabel.VERIFIED, 0.95, factual=factual, corrections=[kb_fix])
     assert rec.action == "correct_and_deliver", record
 
 

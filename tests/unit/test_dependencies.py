@@ -71,6 +71,7 @@ def test_disabled_stage_and_injected_model_are_not_checked(absent: set[str]) -> 
     # every stage that parses is disabled, or the parser is injected: nothing to raise
     Guardrail({"disabled_stages": ["coherence", "fact_validation", "hallucination",
                                    "correction"]})  # fmt: skip
+
     class FakeParser:
         pipe_names: tuple[str, ...] = ()
 

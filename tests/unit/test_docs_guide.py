@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi", reason="needs the service extra: pip install 'answer-guardrail[service]'")
+pytest.importorskip(
+    "fastapi", reason="needs the service extra: pip install 'answer-guardrail[service]'"
+)
 
 from fastapi.testclient import TestClient
 

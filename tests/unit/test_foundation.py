@@ -134,6 +134,7 @@ def _state() -> PipelineState:
     return PipelineState(input=GuardInput(response="The meeting is at 2pm."))
 
 
+@pytest.mark.injects_fault("a stage model raises RuntimeError")
 def test_stage_failures_are_recorded_not_raised() -> None:
     cfg = GuardrailConfig()
     state = _StageStep(_Boom(cfg, None), cfg)(_state())  # type: ignore[arg-type]

@@ -20,9 +20,9 @@ from opentelemetry.trace import StatusCode
 
 from guardrail.errors import InputError
 from guardrail.integrations.otel import OpenTelemetryCallbackHandler
-from guardrail.observability import LEVELS, JsonFormatter, check_fields, log_check
+from guardrail.observability import LEVELS, LOG_CHECK, JsonFormatter, check_fields, log_check
 from guardrail.pipeline import Guardrail
-from guardrail.report import Action, GuardReport
+from guardrail.report import AcceptWithFlags, Action, GuardReport, Span
 from tests.stage_names import STAGES
 
 DATA = {
@@ -53,7 +53,15 @@ def band_report(action: Action) -> GuardReport:
             "thresholds": BANDS[action],
         }
     )
-    return guard.invoke(DATA)
+    if action is not Action.ACCEPT_WITH_FLAGS:
+        return guard.invoke(DATA)
+    # with every stage off there is nothing to flag, and an action never names what the report
+    # does not hold (that band gives accept): flag a span, and log the record as invoke would
+    report = guard.invoke(DATA, config={"metadata": {LOG_CHECK: False}})
+    flagged = AcceptWithFlags(flags=[Span(start=0, end=11)])
+    report = report.model_copy(update={"recommendation": flagged})
+    log_check(report)
+    return report
 
 
 @pytest.fixture(scope="module")

@@ -189,9 +189,9 @@ def test_a_stage_writing_what_an_earlier_stage_read_is_a_config_error_naming_bot
     with pytest.raises(ConfigError, match=r"'correction'.*'politeness'"):
         Guardrail(stages=[*default_stages(), PolitenessStage])
     coherence, claims, facts, hallucination, correction = default_stages()
-    # fact validation after hallucination: its WRONG_ATTRIBUTE flags would silently vanish
-    with pytest.raises(ConfigError, match=r"'hallucination'.*'factual'.*'fact_validation'"):
-        Guardrail(stages=[coherence, claims, hallucination, facts, correction])
+    # correction before hallucination: it would plan on claims not yet judged
+    with pytest.raises(ConfigError, match=r"'correction'.*'hallucination'"):
+        Guardrail(stages=[coherence, claims, facts, correction, hallucination])
 
 
 def test_a_misordered_or_missing_needed_field_is_a_config_error_naming_both() -> None:

@@ -170,6 +170,7 @@ class BrokenEmbedder:
         return self.inner.encode(*args, **kwargs)
 
 
+@pytest.mark.injects_fault("the embedder raises OSError (files missing)")
 def test_a_missing_embedder_fails_closed_with_the_reason_and_recovers() -> None:
     embedder = BrokenEmbedder()
     guard = guard_with(embedder=embedder)
@@ -325,6 +326,7 @@ class NoCoverVerifier(FaultyVerifier):
         raise RuntimeError("language table missing")
 
 
+@pytest.mark.injects_fault("the verifier's covers() raises RuntimeError")
 def test_a_verifier_whose_covers_raises_is_never_delivered() -> None:
     report = guard_with(NoCoverVerifier()).invoke(GOOD)
     assert report.action.value not in DELIVERED

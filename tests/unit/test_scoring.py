@@ -103,7 +103,9 @@ def test_penalties_are_capped_at_half() -> None:
     assert severity_penalty(None, one, []) == pytest.approx(0.15)
     low = FactualValidationResult(claim_validations=[contradiction("J", "e", "a", "b", 0.9)])
     assert severity_penalty(None, low, []) == 0.0
-    coh = CoherenceResult(issues=[CoherenceIssue(type="t", description="d", severity=0.9)])
+    coh = CoherenceResult(
+        issues=[CoherenceIssue(type="topic_drift", description="d", severity=0.9)]
+    )
     assert severity_penalty(
         coh, None, [flag(HallucinationType.FABRICATED_FACT, 0.9)]
     ) == pytest.approx(0.2)
@@ -154,36 +156,22 @@ def _wrong_attribute(span: Span, content: str) -> HallucinationFlag:
                              content=content, confidence=1.0, severity=0.8)  # fmt: skip
 
 
-def test_one_wrong_value_is_counted_once_by_fact_validation() -> None:
-    value = Span(start=43, end=52)
-    fact = _kb_contradiction_at(value)
-    restated = _wrong_attribute(value, "Marketing")
-    b = confidence_score(_wrong_value(value), fact, [restated], ConfidenceWeights())
-    # the flag restating the contradiction and coherence's mismatch on the value drop out
-    assert b.hallucination == 1.0
-    assert b.entity == 1.0
-    # coherence's weighted score recomputed with the entity dimension at 1.0
-    assert b.coherence == pytest.approx(0.30 + 0.20 + 0.20 + 0.15 * 0.5 + 0.15)
-    assert b.factual == 0.0
-    assert b.penalty == pytest.approx(0.15)  # the KB contradiction's penalty alone
-    # without fact validation the same findings count where they were found
-    alone = confidence_score(_wrong_value(value), None, [restated], ConfidenceWeights())
-    assert alone.hallucination == pytest.approx(0.2)  # 1 − severity 0.8 × confidence 1.0
-    assert alone.entity == 0.5 and alone.coherence == 0.7
-    assert alone.penalty == pytest.approx(0.2)
-
-
-def test_findings_on_other_values_or_sources_still_count() -> None:
+def test_a_finding_counts_in_the_component_of_its_home() -> None:
+    """The confidence takes the findings as the stages store them: a value the knowledge base
+    records differently is fact validation's (no flag restates it, coherence leaves values on
+    record to it), so it lowers the factual component and draws one penalty; the same kind of
+    finding from another source counts where it was found."""
     value, elsewhere = Span(start=43, end=52), Span(start=60, end=65)
     fact = _kb_contradiction_at(value)
+    b = confidence_score(CoherenceResult(), fact, [], ConfidenceWeights())
+    assert b.hallucination == 1.0 and b.entity == 1.0 and b.factual == 0.0
+    assert b.penalty == pytest.approx(0.15)  # the KB contradiction's penalty alone
     other = _wrong_attribute(elsewhere, "Paris")
-    b = confidence_score(_wrong_value(elsewhere), fact, [other], ConfidenceWeights())
-    assert b.hallucination == pytest.approx(0.2) and b.entity == 0.5
-    # a mismatch with the dialogue's registry is coherence's own finding
-    registry = confidence_score(
-        _wrong_value(value, source="registry"), fact, [], ConfidenceWeights()
+    b = confidence_score(
+        _wrong_value(elsewhere, source="registry"), fact, [other], ConfidenceWeights()
     )
-    assert registry.entity == 0.5 and registry.coherence == 0.7
+    assert b.hallucination == pytest.approx(0.2)  # 1 − severity 0.8 × confidence 1.0
+    assert b.entity == 0.5 and b.coherence == 0.7
 
 
 def test_final_confidence_subtracts_penalty_and_clamps() -> None:
