@@ -88,8 +88,8 @@ def _embedder(config: GuardrailConfig) -> list[Requirement]:
 
 
 def _verifier(config: GuardrailConfig) -> list[Requirement]:
-    from guardrail.verifiers.loader import BUNDLED_ALIASES, LLM_PREFIX
     from guardrail.verifiers.presets import preset_names
+    from guardrail.verifiers.spec import BUNDLED_ALIASES, LLM_PREFIX
 
     spec: Any = config.models.verifier
     what = f"the verifier {spec or 'bundled'!r}"

@@ -57,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
         verifier_id,
     )
     from guardrail.verifiers import bundled_dir, load_verifier
-    from guardrail.verifiers.presets import parse_verifier_option
 
-    spec = parse_verifier_option(args.verifier) if args.verifier else None
+    spec = args.verifier or None  # A,B and NAME=DIR parse when it loads
     verifier = load_verifier(spec, **({"threads": args.threads} if args.threads else {}))
     rows = read_rows(args.data)
     scored = score_rows(rows, verifier)

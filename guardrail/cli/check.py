@@ -274,11 +274,11 @@ def run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"decision": decision})
     verifier = None
     if args.verifier or args.route:
-        from guardrail.verifiers import load_verifier
-        from guardrail.verifiers.presets import parse_verifier_option
-        from guardrail.verifiers.routing import route_options, routed
+        from guardrail.verifiers.loader import load_routed, load_verifier
+        from guardrail.verifiers.routing import route_options
+        from guardrail.verifiers.spec import LanguageRoutes, parse_languages
 
-        spec = parse_verifier_option(args.verifier) if args.verifier else config.models.verifier
+        spec = args.verifier or config.models.verifier  # parsed once, when it loads
         update: dict[str, Any] = {"verifier": spec}
         if args.route:
             update["verifier_languages"] = route_options(args.route)
@@ -286,11 +286,11 @@ def run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"models": models})
         # a missing model (the default or a route's) ends here: one line, exit 2
         verifier = load_verifier(spec)
-        languages = models.verifier_languages
-        if isinstance(languages, dict):
-            for route in languages.values():
+        languages = parse_languages(models.verifier_languages)
+        if isinstance(languages, LanguageRoutes):
+            for _, route in languages.routes:
                 load_verifier(route)
-        verifier = routed(verifier, languages)
+        verifier = load_routed(verifier, languages)
     args.response = read_response(args)
     guard = Guardrail(config, verifier=verifier)
     if not args.response.strip():

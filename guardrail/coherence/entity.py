@@ -7,7 +7,7 @@ about each mention: "John Smith *from Marketing*", "John, *who works in Engineer
 *the CFO*", "John's *department is Marketing*". Each asserted value is matched to the attribute
 it speaks about (the key named in the text, else the attribute whose value or name is closest
 in embedding space and of the same shape) and compared with the fact stage's rule
-(:func:`~guardrail.facts.compare.compare_values`). Mismatches get the value's span.
+(:func:`~guardrail.text.values.compare_values`). Mismatches get the value's span.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from guardrail.coherence.assertions import Assertion, assertions_about
 from guardrail.coherence.context import CoherenceContext, Vectors
 from guardrail.config import CoherenceConfig
 from guardrail.errors import KnowledgeBaseError
-from guardrail.facts.compare import compare_values
 from guardrail.report import CoherenceIssue, DimensionScore, Span
+from guardrail.text.values import compare_values
 
 if TYPE_CHECKING:
     from spacy.tokens import Span as DocSpan
@@ -146,7 +146,7 @@ def _shape(value: str) -> str:
 
 
 def _same(claimed: str, known: str) -> bool:
-    """The fact stage's rule (:func:`~guardrail.facts.compare.compare_values`): case, generic
+    """The fact stage's rule (:func:`~guardrail.text.values.compare_values`): case, generic
     heads ("department") and small free-text edits are tolerated; emails, numbers, dates, phones
     and URLs never match fuzzily."""
     return compare_values(claimed, known).matches

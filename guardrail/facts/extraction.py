@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from guardrail.facts.compare import EMAIL_RE, URL_RE
 from guardrail.report import Span
+from guardrail.text.values import EMAIL_RE, URL_RE
 
 PHONE_SPAN_RE = re.compile(r"\+?\(?\d[\d\s().\-/]{5,}\d")
 _OBJECT_DEPS = ("dobj", "attr", "acomp", "oprd", "dative", "pobj")

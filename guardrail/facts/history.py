@@ -4,7 +4,7 @@ Two complementary tests:
 
 - **value comparison** — when an earlier turn states the same attribute of the same entity
   ("I joined in 2020, same year as John." → John Smith's join_date 2020), the values are
-  compared with :func:`~guardrail.facts.compare.compare_values`; the most recent such turn
+  compared with :func:`~guardrail.text.values.compare_values`; the most recent such turn
   decides (agreement or conflict);
 - **the NLI verifier** — for claims no turn states by value, each recent turn mentioning the
   claim's entity is the premise and the claim, restated with its subject's name, the
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from guardrail.errors import VerifierError
 from guardrail.facts.analysis import ResolvedClaim
-from guardrail.facts.compare import compare_values
 from guardrail.inputs import DialogueTurn
+from guardrail.text.values import compare_values
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from guardrail.facts.compare import ValueKind, value_kind
 from guardrail.knowledge.base import attribute_key
+from guardrail.text.values import ValueKind, value_kind
 
 #: Attribute concept → synonym phrases (lemmatised, lower case). An attribute whose key equals
 #: the concept or one of its phrases (``start_date`` → "start date") belongs to that concept.

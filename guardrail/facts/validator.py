@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from guardrail.errors import KnowledgeBaseError
 from guardrail.facts.analysis import ClaimAnalyzer, ResolvedClaim
-from guardrail.facts.compare import compare_values
 from guardrail.facts.history import AnalysedTurn, HistoryChecker, HistoryFinding
 from guardrail.facts.resolution import ResolvedSubject
 from guardrail.inputs import DialogueState
@@ -36,6 +35,7 @@ from guardrail.report import (
     FactualValidationResult,
     ValidationStatus,
 )
+from guardrail.text.values import compare_values
 
 logger = logging.getLogger(__name__)
 

@@ -53,8 +53,8 @@ from typing import Any
 
 from guardrail.errors import VerifierError
 from guardrail.hallucination.calibration import BUNDLED, ClaimCalibrator
-from guardrail.verifiers.base import NLIPrediction
-from guardrail.verifiers.hybrid import HybridPrediction, hybrid_of
+from guardrail.verifiers.base import NLIPrediction, Verifier
+from guardrail.verifiers.hybrid import HybridPrediction
 
 logger = logging.getLogger(__name__)
 
@@ -165,10 +165,10 @@ def calibration_for(
         language: the claims' language, for a verifier other than the default that a router
             chose (see the module docstring); ``None`` = any.
     """
-    hybrid = hybrid_of(verifier)
-    if hybrid is None:
+    combined = verifier.combined_members() if isinstance(verifier, Verifier) else ()
+    if not combined:
         return _single(verifier, configured, default_threshold, language)
-    members = [m for m in hybrid.members if answered is None or m.name in answered]
+    members = [m for m in combined if answered is None or m.name in answered]
     if members and (configured is None or Path(configured).is_dir()):
         own = [(m.name, _single(m, configured, None, language)) for m in members]
         if all(choice.calibrator is not None for _, choice in own):

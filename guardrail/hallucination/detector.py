@@ -52,11 +52,10 @@ from guardrail.report import (
     Verdict,
     VerifierScores,
 )
-from guardrail.verifiers.base import NLIPrediction
+from guardrail.verifiers.base import LanguageRouter, NLIPrediction, Verifier
 from guardrail.verifiers.cache import ScoreCache
-from guardrail.verifiers.hybrid import answered_members, verifier_usage
-from guardrail.verifiers.routing import RoutedVerifier, uncovered_reason
-from guardrail.verifiers.span_backend import span_verifiers
+from guardrail.verifiers.hybrid import answered_members, usage_of
+from guardrail.verifiers.routing import uncovered_reason
 
 logger = logging.getLogger(__name__)
 
@@ -341,7 +340,7 @@ def claim_routes(verifier: Any, scoring: Scoring, config: HallucinationConfig) -
     windows are in several scripts); its calibration is that verifier's for the claim's language
     (:func:`calibration_for`), so a multilingual route without its own is uncalibrated.
     """
-    if not isinstance(verifier, RoutedVerifier) or not verifier.routes:
+    if not isinstance(verifier, LanguageRouter) or not verifier.routes:
         return {}
     default = verifier.default.name
     chosen: dict[int, str] = {}
@@ -400,7 +399,7 @@ def _span_flags(
     """The flags of the spans each span model behind ``verifier`` finds in ``response``; a
     model that fails adds none and a note (its claim scores decided already)."""
     found: list[HallucinationFlag] = []
-    for model in span_verifiers(verifier):
+    for model in verifier.span_models() if isinstance(verifier, Verifier) else ():
         try:
             spans = model.spans(evidence.passages, response, question or None)
         except VerifierError as exc:
@@ -440,10 +439,7 @@ def detect(
         question: the user's query (a span model reads it with the passages; an answer with
             nothing to check to a question for a fact is UNVERIFIED).
     """
-    with verifier_usage() as usage:  # which members of a hybrid verifier decided
-        scoring = score_claims(
-            claims, evidence, verifier, config, embedder, cache, no_evidence_reason
-        )
+    scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
     routed = claim_routes(verifier, scoring, config)
     by_default = [  # the default verifier's predictions (a routed claim has its own)
         scoring.scores[j]
@@ -465,7 +461,7 @@ def detect(
         sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
     else:
         sizing = "whole passages"
-    decided = usage.describe()
+    decided = usage_of(scoring.scores.values()).describe()  # which hybrid members decided
     parts = [name, *([decided] if decided else [])]
     if config.policy == "calibrated":
         parts.append(calibration.label)

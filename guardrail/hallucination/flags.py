@@ -22,7 +22,7 @@ from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention
 from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
-    from guardrail.verifiers.span_backend import HallucinatedSpan
+    from guardrail.verifiers.base import HallucinatedSpan
 
 NAME_CONFIDENCE = 0.8
 """Confidence of a nonexistent-entity flag on a name (fuzzy lookup)."""

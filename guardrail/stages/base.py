@@ -225,13 +225,12 @@ class Resources:
 
     def verifier(self) -> Any:
         """The NLI verifier of the config (bundled offline model by default)."""
-        from guardrail.verifiers import load_verifier
-        from guardrail.verifiers.routing import routed
+        from guardrail.verifiers.loader import load_routed, load_verifier
 
         models = self.config.models
         return self.get(
             "verifier",
-            lambda: routed(load_verifier(models.verifier), models.verifier_languages),
+            lambda: load_routed(load_verifier(models.verifier), models.verifier_languages),
         )
 
     def score_cache(self) -> Any:

@@ -15,11 +15,23 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, model_validator
 
 Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class HallucinatedSpan:
+    """A run of flagged answer tokens: ``answer[start:end]``, with the highest p in it."""
+
+    start: int
+    end: int
+    confidence: float
+    text: str
 
 
 class NLIPrediction(BaseModel):
@@ -84,3 +96,44 @@ class Verifier(ABC):
     def covers(self, language: str | None) -> bool:
         """Whether claims in ``language`` can be verified (unknown language → no)."""
         return language is not None and language in self.languages
+
+    # -- capabilities (a composite answers for what it is made of) --------------------------
+
+    def combined_members(self) -> Sequence[Verifier]:
+        """The verifiers whose predictions this one combines, each prediction carrying
+        theirs (a hybrid's members; through a router, its default's); none for one model."""
+        return ()
+
+    def span_models(self) -> Sequence[SpanFinder]:
+        """The models behind this verifier that mark hallucinated spans of a whole answer:
+        itself when it is one (:class:`SpanFinder`), a hybrid's members', a router's
+        default's."""
+        return [self] if isinstance(self, SpanFinder) else []
+
+
+@runtime_checkable
+class SpanFinder(Protocol):
+    """A model that marks the hallucinated spans of an answer (LettuceDetect)."""
+
+    name: str
+
+    def spans(
+        self, passages: Sequence[str], answer: str, question: str | None = None
+    ) -> list[HallucinatedSpan]:
+        """The hallucinated spans of ``answer`` against ``passages``, with offsets into
+        ``answer``. Raises ``VerifierError`` on failure."""
+        ...
+
+
+@runtime_checkable
+class LanguageRouter(Protocol):
+    """A verifier that sends each pair to a verifier reading its language
+    (:class:`~guardrail.verifiers.routing.RoutedVerifier`); each prediction names the one
+    that made it (:attr:`NLIPrediction.verifier`)."""
+
+    default: Verifier
+    routes: Mapping[str, Any]
+
+    def verifier_named(self, name: str) -> Verifier | None:
+        """The default or a loaded route called ``name`` (``None`` if none is)."""
+        ...

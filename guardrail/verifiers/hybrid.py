@@ -1,4 +1,4 @@
-"""Hybrid verification (seed 001): several verifiers, a documented rule, automatic fallback.
+"""Hybrid verification: several verifiers, a documented rule, automatic fallback.
 
 ``verifier: ["hhem-2.1-open", "bundled"]`` scores every pair with each member and combines
 them; a member that fails to load is dropped for the process, one that fails to answer is
@@ -15,32 +15,29 @@ answered has a claim calibration of its own, a claim's ``p_supported`` is the me
 members' calibrated probabilities (each from that member's own predictions); else it comes from
 the mean prediction.
 
-Which members decided is recorded per call in :func:`verifier_usage` (a context variable:
-safe under threads and ``abatch``), and the hallucination stage names them in
-``verdict.method`` (``decided by hhem-2.1-open, bundled`` / ``fallback: ... dropped``).
+Which members decided travels with each prediction (:attr:`HybridPrediction.members` and
+``dropped``), so it is right under threads, ``abatch`` and the score cache alike;
+:func:`usage_of` reads it back, and the hallucination stage names them in ``verdict.method``
+(``decided by hhem-2.1-open, bundled`` / ``fallback: ... dropped``).
 
 Example::
 
     v = load_verifier(["hhem-2.1-open", "bundled"])
-    with verifier_usage() as usage:
-        v.predict([("It rained.", "The ground is wet.")])
+    usage = usage_of(v.predict([("It rained.", "The ground is wet.")]))
     usage.decided                    # ['bundled'] when HHEM is not on this machine
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from pydantic import Field
 
-from guardrail.errors import GuardrailError, ModelLoadError, VerifierError
-from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.errors import ModelLoadError, VerifierError
+from guardrail.verifiers.base import NLIPrediction, Pair, SpanFinder, Verifier
 from guardrail.verifiers.labels import to_predictions
 
 logger = logging.getLogger(__name__)
@@ -48,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class VerifierUsage:
-    """Which verifiers answered during a :func:`verifier_usage` block, and which were dropped."""
+    """Which members of a hybrid answered, and which were dropped (:func:`usage_of`)."""
 
     decided: list[str] = field(default_factory=list)
     dropped: dict[str, str] = field(default_factory=dict)
@@ -65,46 +62,26 @@ class VerifierUsage:
         return text
 
 
-_usage: contextvars.ContextVar[VerifierUsage | None] = contextvars.ContextVar(
-    "guardrail_verifier_usage", default=None
-)
-
-
-@contextmanager
-def verifier_usage() -> Iterator[VerifierUsage]:
-    """Record which hybrid members answer inside the block (nested blocks see their own)."""
-    usage = VerifierUsage()
-    token = _usage.set(usage)
-    try:
-        yield usage
-    finally:
-        _usage.reset(token)
-
-
-def _record(decided: list[str], dropped: dict[str, str]) -> None:
-    usage = _usage.get()
-    if usage is None:
-        return
-    for name in decided:
-        if name not in usage.decided:
-            usage.decided.append(name)
-    usage.dropped.update(dropped)
-
-
-def member_label(spec: Any) -> str:
-    """A short name for a member spec: a verifier's name, a preset's name, else the spec."""
-    if isinstance(spec, Verifier):
-        return spec.name
-    if isinstance(spec, dict) and isinstance(spec.get("preset"), str):
-        return str(spec["preset"])
-    return str(spec)
-
-
 class HybridPrediction(NLIPrediction):
-    """The members' mean prediction of one pair, with each answering member's own, by name
-    (``members`` is left out of dumps: the report shows the combination)."""
+    """The members' mean prediction of one pair, with each answering member's own, by name,
+    and why the others were dropped (both left out of dumps: the report shows the
+    combination). This is the one record of which members answered."""
 
     members: dict[str, NLIPrediction] = Field(default_factory=dict, exclude=True)
+    dropped: dict[str, str] = Field(default_factory=dict, exclude=True)
+    """Member name → why it did not answer (``not loaded: ...`` / ``failed: ...``)."""
+
+
+def usage_of(predictions: Iterable[NLIPrediction]) -> VerifierUsage:
+    """Which hybrid members answered any of ``predictions`` (in member order) and which were
+    dropped; empty when none is a hybrid's."""
+    usage = VerifierUsage()
+    for p in predictions:
+        if not isinstance(p, HybridPrediction):
+            continue
+        usage.decided += [name for name in p.members if name not in usage.decided]
+        usage.dropped.update(p.dropped)
+    return usage
 
 
 def answered_members(predictions: Iterable[NLIPrediction]) -> list[str]:
@@ -118,42 +95,32 @@ def answered_members(predictions: Iterable[NLIPrediction]) -> list[str]:
     return names or []
 
 
-def hybrid_of(verifier: Any) -> HybridVerifier | None:
-    """The hybrid behind ``verifier``: itself or a router's default (else ``None``)."""
-    from guardrail.verifiers.routing import RoutedVerifier
-
-    if isinstance(verifier, RoutedVerifier):
-        verifier = verifier.default
-    return verifier if isinstance(verifier, HybridVerifier) else None
-
-
 class HybridVerifier(Verifier):
     """Several verifiers combined (see the module docstring), with fallback.
 
+    The members are built by the loader (:func:`~guardrail.verifiers.loader.load_verifier`
+    with a list of specs); this class only combines them.
+
     Args:
-        members: verifier specs (anything :func:`load_verifier` takes) or verifiers.
-        options: passed to each member's loader (``threads``, ``batch_size``...).
+        members: the verifiers that loaded (at least one).
+        load_failures: member name → why it did not load (``not loaded: ModelLoadError``),
+            named in every call's fallback note.
+        name: the hybrid's name (default ``hybrid(A, B)`` from the members' names; the loader
+            names the members as configured, failed ones included).
     """
 
-    def __init__(self, members: Sequence[Any], **options: Any) -> None:
-        from guardrail.verifiers.loader import load_verifier
-
+    def __init__(
+        self,
+        members: Sequence[Verifier],
+        *,
+        load_failures: Mapping[str, str] | None = None,
+        name: str | None = None,
+    ) -> None:
         if len(members) < 1:
             raise ModelLoadError("a hybrid verifier needs at least one member")
-        self.members: list[Verifier] = []
-        self.load_failures: dict[str, str] = {}
-        messages: list[str] = []
-        for spec in members:
-            label = member_label(spec)
-            try:
-                self.members.append(load_verifier(spec, **options))
-            except GuardrailError as exc:
-                logger.warning("hybrid verifier: %s not loaded, dropped: %s", label, exc)
-                self.load_failures[label] = f"not loaded: {type(exc).__name__}"
-                messages.append(str(exc).strip().replace("\n", " "))
-        if not self.members:
-            raise ModelLoadError("no member of the hybrid verifier loaded: " + " | ".join(messages))
-        self.name = "hybrid(" + ", ".join(member_label(s) for s in members) + ")"
+        self.members: list[Verifier] = list(members)
+        self.load_failures: dict[str, str] = dict(load_failures or {})
+        self.name = name or "hybrid(" + ", ".join(m.name for m in self.members) + ")"
         covered: list[str] = []
         for m in self.members:
             covered += [lang for lang in m.languages if lang not in covered]
@@ -165,6 +132,12 @@ class HybridVerifier(Verifier):
 
     def covers(self, language: str | None) -> bool:
         return any(m.covers(language) for m in self.members)
+
+    def combined_members(self) -> Sequence[Verifier]:
+        return list(self.members)
+
+    def span_models(self) -> Sequence[SpanFinder]:
+        return [s for m in self.members for s in m.span_models()]
 
     def predict(self, pairs: Sequence[Pair]) -> list[NLIPrediction]:
         pairs = list(pairs)
@@ -179,7 +152,7 @@ class HybridVerifier(Verifier):
                 preds = member.predict(pairs)
                 if len(preds) != len(pairs):
                     raise VerifierError(f"{len(preds)} predictions for {len(pairs)} pairs")
-            except Exception as exc:  # noqa: BLE001 - fallback: the others decide (seed 001)
+            except Exception as exc:  # noqa: BLE001 - fallback: the others decide
                 logger.warning(
                     "hybrid verifier: %s failed, dropped for this call: %s", member.name, exc
                 )
@@ -188,7 +161,6 @@ class HybridVerifier(Verifier):
             rows.append(np.array([[p.entailment, p.neutral, p.contradiction] for p in preds]))
             answers.append(preds)
             decided.append(member.name)
-        _record(decided, dropped)
         if not rows:
             reasons = "; ".join(f"{k}: {v}" for k, v in dropped.items())
             raise VerifierError(f"every member of {self.name} failed ({reasons})")
@@ -197,6 +169,7 @@ class HybridVerifier(Verifier):
             HybridPrediction(
                 **mean.model_dump(),
                 members={n: a[i] for n, a in zip(decided, answers, strict=True)},
+                dropped=dropped,
             )
             for i, mean in enumerate(means)
         ]

@@ -17,6 +17,11 @@ Specs:
   :class:`~guardrail.verifiers.hybrid.HybridVerifier`, which drops a member that fails;
 - a :class:`Verifier` — returned as is.
 
+A spec is parsed once (:func:`~guardrail.verifiers.spec.parse_spec`) and built from its typed
+value. This module is the registry: it builds a composite's members first (each cached), then
+composes them; the composites (:mod:`~guardrail.verifiers.hybrid`,
+:mod:`~guardrail.verifiers.routing`) take verifiers already built and never load one.
+
 Example::
 
     from guardrail.verifiers import load_verifier
@@ -26,23 +31,53 @@ Example::
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
 import threading
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from guardrail.errors import ConfigError, ModelLoadError
+from guardrail.errors import ConfigError, GuardrailError, ModelLoadError
 from guardrail.verifiers.base import Verifier
+from guardrail.verifiers.hybrid import HybridVerifier
 from guardrail.verifiers.presets import get_preset, preset_names
+from guardrail.verifiers.routing import PendingRoute, RoutedVerifier, routed
+from guardrail.verifiers.spec import (
+    BUNDLED_ALIASES,
+    LLM_PREFIX,
+    BundledSpec,
+    ChatModelSpec,
+    DirSpec,
+    GivenSpec,
+    HubSpec,
+    HybridSpec,
+    InvalidSpec,
+    LanguageRoutes,
+    LanguagesSpec,
+    LLMSpec,
+    PresetSpec,
+    VectaraSpec,
+    VerifierSpec,
+    parse_languages,
+    parse_spec,
+)
+
+__all__ = [
+    "BUNDLED_ALIASES",
+    "LLM_PREFIX",
+    "build_preset",
+    "bundled_dir",
+    "clear_cache",
+    "load_routed",
+    "load_verifier",
+]
 
 logger = logging.getLogger(__name__)
 
-BUNDLED_ALIASES = frozenset({"bundled", "offline", "offline:bundled", "default"})
-LLM_PREFIX = "llm:"
-
-_cache: dict[tuple[str, Any], Verifier] = {}
-_key_locks: dict[tuple[str, Any], threading.Lock] = {}
+_SPEC_TYPES = get_args(VerifierSpec)
+_cache: dict[Hashable, Verifier] = {}
+_key_locks: dict[Hashable, threading.Lock] = {}
 _lock = threading.Lock()
 
 
@@ -57,7 +92,8 @@ def load_verifier(spec: Any = None, **options: Any) -> Verifier:
     """Return the verifier for ``spec``, cached per spec (and options) for the process.
 
     Args:
-        spec: see the module docstring.
+        spec: see the module docstring; or a spec already parsed
+            (:func:`~guardrail.verifiers.spec.parse_spec`).
         options: passed to the backend (``threads``, ``batch_size``, ``max_tokens``; for the
             LLM judge ``max_concurrency``).
 
@@ -65,9 +101,10 @@ def load_verifier(spec: Any = None, **options: Any) -> Verifier:
         ModelLoadError: the model is missing or cannot be loaded (e.g. no bundled model yet).
         ConfigError: the spec is not understood.
     """
-    if isinstance(spec, Verifier):
-        return spec
-    key = _cache_key(spec, options)
+    parsed = spec if isinstance(spec, _SPEC_TYPES) else parse_spec(spec)
+    if isinstance(parsed, GivenSpec):
+        return parsed.verifier
+    key = (parsed, tuple(sorted(options.items())))
     cached = _cache.get(key)
     if cached is not None:
         return cached
@@ -76,9 +113,38 @@ def load_verifier(spec: Any = None, **options: Any) -> Verifier:
     with key_lock:  # one load per spec; different specs load in parallel
         cached = _cache.get(key)
         if cached is None:
-            cached = _build(spec, options)
+            cached = _build(parsed, options)
             _cache[key] = cached
         return cached
+
+
+def load_routed(default: Verifier, verifier_languages: Any, **options: Any) -> Verifier:
+    """``default`` as ``models.verifier_languages`` configures it: unchanged for its own
+    languages, a :class:`RoutedVerifier` for other languages or a mapping of routes (each
+    route loaded through :func:`load_verifier` on its first claim, so a route naming the
+    default's spec is the same object).
+
+    Args:
+        verifier_languages: the config value, or one parsed by
+            :func:`~guardrail.verifiers.spec.parse_languages`.
+        options: passed to each route's loader.
+    """
+    languages: LanguagesSpec = (
+        verifier_languages
+        if isinstance(verifier_languages, get_args(LanguagesSpec))
+        else parse_languages(verifier_languages)
+    )
+    if not isinstance(languages, LanguageRoutes):
+        return routed(default, languages.languages)
+    routes: dict[str, Verifier | PendingRoute] = {}
+    for language, spec in languages.routes:
+        if isinstance(spec, GivenSpec):
+            routes[language] = spec.verifier
+        else:
+            routes[language] = PendingRoute(
+                spec.label, functools.partial(load_verifier, spec, **options)
+            )
+    return RoutedVerifier(default, routes)
 
 
 def clear_cache() -> None:
@@ -88,66 +154,59 @@ def clear_cache() -> None:
         _key_locks.clear()
 
 
-def _cache_key(spec: Any, options: dict[str, Any]) -> tuple[str, Any]:
-    opts = tuple(sorted(options.items()))
-    if isinstance(spec, (list, tuple)):
-        return ("hybrid:" + "|".join(_cache_key(s, {})[0] for s in spec), opts)
-    if isinstance(spec, dict):
-        return ("preset:" + json.dumps(_preset_spec(spec), sort_keys=True), opts)
-    if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
-        return ("bundled", opts)
-    if isinstance(spec, (str, Path)):
-        text = str(spec).strip()
-        path = Path(text).expanduser()
-        if path.exists():
-            return (str(path.resolve()), opts)
-        return (text, opts)
-    # A chat model object: keyed by identity (the cached judge keeps the object alive).
-    return (f"object:{id(spec)}", opts)
-
-
-def _build(spec: Any, options: dict[str, Any]) -> Verifier:
-    if isinstance(spec, (list, tuple)):
-        from guardrail.verifiers.hybrid import HybridVerifier
-
-        return HybridVerifier(list(spec), **options)
-    if isinstance(spec, dict):
-        preset_name, preset_path = _preset_spec(spec)
-        return build_preset(preset_name, preset_path, options)
-    if isinstance(spec, str) and get_preset(spec) is not None and not Path(spec).exists():
-        return build_preset(spec, None, options)
-    if spec is None or (isinstance(spec, str) and spec.strip().lower() in BUNDLED_ALIASES):
+def _build(spec: VerifierSpec, options: dict[str, Any]) -> Verifier:
+    """A new verifier for ``spec`` (members of a hybrid through the cache)."""
+    if isinstance(spec, GivenSpec):
+        return spec.verifier
+    if isinstance(spec, InvalidSpec):
+        raise spec.error
+    if isinstance(spec, HybridSpec):
+        return _build_hybrid(spec, options)
+    if isinstance(spec, BundledSpec):
         return _load_bundled(options)
-    if isinstance(spec, (str, Path)):
-        text = str(spec).strip()
-        if not text:
-            raise ConfigError("empty verifier spec; use None for the bundled model")
-        if text == "vectara:api":
-            from guardrail.verifiers.vectara_api import VectaraAPIVerifier
+    if isinstance(spec, PresetSpec):
+        return build_preset(spec.name, spec.path, options)
+    if isinstance(spec, VectaraSpec):
+        from guardrail.verifiers.vectara_api import VectaraAPIVerifier
 
-            return VectaraAPIVerifier(**options)
-        if text.startswith(LLM_PREFIX):
-            from guardrail.verifiers.llm_judge import LLMJudgeVerifier, chat_model_from_spec
+        return VectaraAPIVerifier(**options)
+    if isinstance(spec, LLMSpec):
+        from guardrail.verifiers.llm_judge import LLMJudgeVerifier, chat_model_from_spec
 
-            return LLMJudgeVerifier(chat_model_from_spec(text[len(LLM_PREFIX) :]), **options)
-        path = Path(text).expanduser()
-        if path.is_dir():
-            return _load_dir(path, options)
-        if path.exists():
-            raise ConfigError(f"verifier spec {text!r} is a file; give the model's directory")
-        if text.startswith((".", "/", "~")):
-            raise ModelLoadError(f"no verifier model at {text!r}")
-        from guardrail.verifiers.hf_backend import HFVerifier
-
-        return HFVerifier(text, **options)
-    if _is_chat_model(spec):
+        return LLMJudgeVerifier(chat_model_from_spec(spec.model), **options)
+    if isinstance(spec, ChatModelSpec):
         from guardrail.verifiers.llm_judge import LLMJudgeVerifier
 
-        return LLMJudgeVerifier(spec, **options)
-    raise ConfigError(
-        f"cannot make a verifier from {type(spec).__name__}; pass None, a path, a Hugging Face "
-        "id, 'llm:groq:<model>' or a LangChain chat model"
-    )
+        return LLMJudgeVerifier(spec.model, **options)
+    if isinstance(spec, DirSpec):
+        if not spec.path.is_dir():
+            raise ModelLoadError(f"no verifier model at {spec.label.strip()!r}")
+        return _load_dir(spec.path, options)
+    if isinstance(spec, HubSpec):
+        from guardrail.verifiers.hf_backend import HFVerifier
+
+        return HFVerifier(spec.model_id, **options)
+    raise ConfigError(f"cannot make a verifier from {spec!r}")  # pragma: no cover
+
+
+def _build_hybrid(spec: HybridSpec, options: dict[str, Any]) -> Verifier:
+    """The members first (each cached; one that fails to load is dropped with a warning),
+    then their combination."""
+    if not spec.members:
+        raise ModelLoadError("a hybrid verifier needs at least one member")
+    members: list[Verifier] = []
+    failures: dict[str, str] = {}
+    messages: list[str] = []
+    for member in spec.members:
+        try:
+            members.append(load_verifier(member, **options))
+        except GuardrailError as exc:
+            logger.warning("hybrid verifier: %s not loaded, dropped: %s", member.label, exc)
+            failures[member.label] = f"not loaded: {type(exc).__name__}"
+            messages.append(str(exc).strip().replace("\n", " "))
+    if not members:
+        raise ModelLoadError("no member of the hybrid verifier loaded: " + " | ".join(messages))
+    return HybridVerifier(members, load_failures=failures, name=spec.label)
 
 
 def _load_bundled(options: dict[str, Any]) -> Verifier:
@@ -164,7 +223,7 @@ def _load_bundled(options: dict[str, Any]) -> Verifier:
 
 
 def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
-    from guardrail.verifiers.preset_export import exported_preset
+    from guardrail.verifiers.preset_onnx import exported_preset
 
     exported = exported_preset(path)
     if exported is not None:
@@ -178,17 +237,6 @@ def _load_dir(path: Path, options: dict[str, Any]) -> Verifier:
 
         return HFVerifier(path, **options)
     raise ModelLoadError(f"{path} holds neither model.onnx nor a transformers config.json")
-
-
-def _preset_spec(spec: dict[str, Any]) -> tuple[str, str | None]:
-    unknown = set(spec) - {"preset", "path"}
-    name = spec.get("preset")
-    if unknown or not isinstance(name, str):
-        raise ConfigError(
-            f'a verifier given as a mapping is {{"preset": NAME, "path": DIR}}, got {spec!r}'
-        )
-    path = spec.get("path")
-    return name, str(path) if path is not None else None
 
 
 def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifier:
@@ -218,7 +266,7 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
     from guardrail.verifiers import preset_backends as backends
 
     if path and (Path(path) / "model.onnx").exists():
-        from guardrail.verifiers.preset_export import OnnxPresetVerifier, OnnxSpanVerifier
+        from guardrail.verifiers.preset_onnx import OnnxPresetVerifier, OnnxSpanVerifier
 
         onnx_cls = OnnxSpanVerifier if preset.kind == "span" else OnnxPresetVerifier
         return onnx_cls(preset, path, **options)
@@ -234,11 +282,3 @@ def build_preset(name: str, path: str | None, options: dict[str, Any]) -> Verifi
 
         cls = SpanPresetVerifier
     return cls(preset, path, **options)
-
-
-def _is_chat_model(obj: Any) -> bool:
-    try:
-        from langchain_core.language_models import BaseChatModel
-    except ImportError:  # pragma: no cover - langchain-core is a core dependency
-        return False
-    return isinstance(obj, BaseChatModel)

@@ -1,4 +1,4 @@
-"""Export a fact-checker preset to ONNX, and run the export without torch.
+"""Export a fact-checker preset to ONNX (the tool: torch, ``onnx``; the CLI and scripts use it).
 
 ``export_preset("minicheck-deberta-l", MODEL_DIR, OUT)`` writes ``model.onnx`` (one graph per
 architecture: the 2-label classifier's logits; HHEM's first-position logits; MiniCheck-T5's
@@ -6,9 +6,8 @@ encoder plus one decoder step reduced to the logits of ids 3 and 209), ``tokeniz
 ``config.json`` and ``preset.json`` (the preset's name), and checks the graph against torch.
 Weights are stored as :func:`guardrail.verifiers.export.export_onnx` stores them (``fp32``,
 ``fp16``, ``int8``, ``int8-channel``). ``load_verifier(OUT)`` (or ``{"preset": NAME, "path":
-OUT}``) then gives :class:`OnnxPresetVerifier` (:class:`OnnxSpanVerifier` for LettuceDetect,
-whose graph returns every token's 2 logits): the same formatting, chunking and aggregation as
-the torch backend, on ONNX Runtime.
+OUT}``) then gives :class:`~guardrail.verifiers.preset_onnx.OnnxPresetVerifier` (runtime code,
+in its own module: nothing at run time imports this one).
 
 Example::
 
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from guardrail.errors import ConfigError, MissingDependencyError, ModelLoadError, VerifierError
+from guardrail.errors import ConfigError, MissingDependencyError, VerifierError
 from guardrail.verifiers import formats
 from guardrail.verifiers.export import (
     OPSET,
@@ -37,13 +36,13 @@ from guardrail.verifiers.export import (
     portable_path,
 )
 from guardrail.verifiers.labels import softmax
+from guardrail.verifiers.loader import build_preset
 from guardrail.verifiers.preset_backends import PresetVerifier
-from guardrail.verifiers.presets import VerifierPreset, get_preset
-from guardrail.verifiers.span_backend import SpanPresetVerifier
+from guardrail.verifiers.preset_onnx import PRESET_FILE
+from guardrail.verifiers.presets import get_preset
 
 logger = logging.getLogger(__name__)
 
-PRESET_FILE = "preset.json"
 EXPORTABLE = ("classifier", "hhem", "seq2seq", "span")
 
 
@@ -81,8 +80,6 @@ def export_preset(
         import torch
     except ImportError as exc:
         raise MissingDependencyError("torch", "train") from exc
-    from guardrail.verifiers.loader import build_preset
-
     src, out = Path(model_dir), Path(out_dir)
     torch_verifier = build_preset(name, str(src), {})
     assert isinstance(torch_verifier, PresetVerifier)
@@ -162,69 +159,3 @@ def _run(path: Path, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     result: np.ndarray = session.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0]
     return result
-
-
-def exported_preset(folder: Path) -> str | None:
-    """The preset name of an exported folder (``preset.json`` beside ``model.onnx``)."""
-    marker = folder / PRESET_FILE
-    if not (marker.is_file() and (folder / "model.onnx").is_file()):
-        return None
-    try:
-        name = json.loads(marker.read_text(encoding="utf-8")).get("preset")
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"could not read {marker}: {exc}") from exc
-    return str(name) if name else None
-
-
-class OnnxPresetVerifier(PresetVerifier):
-    """An exported preset on ONNX Runtime (no torch): formats, chunks and aggregates as the
-    torch backend; the graph returns the 2 logits whose index 1 is "supported"."""
-
-    tensors = "np"
-
-    def __init__(self, preset: VerifierPreset, source: str | Path, **options: Any) -> None:
-        super().__init__(preset, source, **options)
-
-    def _prepare(self) -> None:
-        try:
-            import onnxruntime  # noqa: F401
-            from transformers import PreTrainedTokenizerFast  # noqa: F401
-        except ImportError as exc:  # pragma: no cover - core dependencies
-            raise MissingDependencyError("onnxruntime") from exc
-
-    def _load_tokenizer(self) -> Any:
-        from transformers import PreTrainedTokenizerFast
-
-        return PreTrainedTokenizerFast.from_pretrained(self.source)
-
-    def _load_model(self) -> Any:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(0, self.threads)
-        return ort.InferenceSession(
-            str(Path(self.source) / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
-
-    def support(self, texts: list[str]) -> np.ndarray:
-        feed = self.encode(texts)
-        logits = self.model.run(
-            ["logits"],
-            {
-                "input_ids": np.asarray(feed["input_ids"], dtype=np.int64),
-                "attention_mask": np.asarray(feed["attention_mask"], dtype=np.int64),
-            },
-        )[0]
-        return softmax(np.asarray(logits, dtype=np.float64))[:, 1]
-
-
-class OnnxSpanVerifier(OnnxPresetVerifier, SpanPresetVerifier):
-    """An exported LettuceDetect-style token classifier on ONNX Runtime."""
-
-    def token_logits(self, enc: Any) -> np.ndarray:
-        feed = {
-            "input_ids": np.asarray(enc["input_ids"], dtype=np.int64),
-            "attention_mask": np.asarray(enc["attention_mask"], dtype=np.int64),
-        }
-        result: np.ndarray = np.asarray(self.model.run(["logits"], feed)[0], dtype=np.float64)
-        return result

@@ -41,7 +41,7 @@ size the per-sentence token counting of MiniCheck's chunking, not the model, dom
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 Kind = Literal["nli", "classifier", "seq2seq", "hhem", "span", "bundled"]
 
@@ -279,14 +279,3 @@ def multilingual_presets(language: str) -> list[VerifierPreset]:
 def preset_names() -> list[str]:
     """Names of all presets, in listing order."""
     return [p.name for p in _PRESETS]
-
-
-def parse_verifier_option(text: str) -> Any:
-    """A command-line ``--verifier`` value as a config spec: ``A,B`` → a hybrid list;
-    ``PRESET=DIR`` → ``{"preset": PRESET, "path": DIR}``; anything else as given."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    specs: list[Any] = []
-    for part in parts:
-        name, sep, path = part.partition("=")
-        specs.append({"preset": name.strip(), "path": path.strip()} if sep else part)
-    return specs if len(specs) > 1 else specs[0] if specs else None

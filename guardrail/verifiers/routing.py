@@ -28,10 +28,11 @@ first claim in their language, so an unused route costs nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from guardrail.verifiers.base import NLIPrediction, Pair, Verifier
+from guardrail.verifiers.base import NLIPrediction, Pair, SpanFinder, Verifier
 
 
 def pair_language(hypothesis: str) -> str | None:
@@ -79,27 +80,36 @@ def uncovered_reason(language: str | None, verifier: Any) -> str:
     return f"{reason}; {route_hint(language)}" if language else reason
 
 
+@dataclass(frozen=True)
+class PendingRoute:
+    """A route's verifier, built on the first claim in its language (an unused route costs
+    nothing). The loader makes these (:func:`~guardrail.verifiers.loader.load_routed`)."""
+
+    name: str
+    """The verifier's name as configured (a preset's name, else the spec)."""
+    build: Callable[[], Verifier]
+
+
+Route = Verifier | PendingRoute
+
+
 class RoutedVerifier(Verifier):
-    """A default verifier plus one verifier spec per language (see the module docstring).
+    """A default verifier plus one verifier per language (see the module docstring).
 
     Args:
         default: the verifier of ``models.verifier``.
-        routes: language → verifier spec (or verifier); specs load through
-            :func:`load_verifier`, so a route naming the default's spec is the same object.
+        routes: language → a verifier, or a :class:`PendingRoute` built on first use.
         languages: with no routes, the languages the default covers (the list form).
-        options: passed to each route's loader.
     """
 
     def __init__(
         self,
         default: Verifier,
-        routes: Mapping[str, Any] | None = None,
+        routes: Mapping[str, Route] | None = None,
         languages: Sequence[str] | None = None,
-        **options: Any,
     ) -> None:
         self.default = default
-        self.routes = {str(k).lower(): v for k, v in (routes or {}).items()}
-        self._options = options
+        self.routes: dict[str, Route] = {str(k).lower(): v for k, v in (routes or {}).items()}
         self._loaded: dict[str, Verifier] = {}
         self._lock = threading.Lock()
         if self.routes:
@@ -111,7 +121,7 @@ class RoutedVerifier(Verifier):
         self.calibration_id = getattr(default, "calibration_id", None) or default.name
         if self.routes:
             self.name = (
-                "routed(" + ", ".join(f"{k}: {_spec_name(v)}" for k, v in self.routes.items()) + ")"
+                "routed(" + ", ".join(f"{k}: {v.name}" for k, v in self.routes.items()) + ")"
             )
         else:
             self.name = default.name
@@ -123,18 +133,22 @@ class RoutedVerifier(Verifier):
     def covers(self, language: str | None) -> bool:
         return language is not None and language in self.languages
 
+    def combined_members(self) -> Sequence[Verifier]:
+        return self.default.combined_members()
+
+    def span_models(self) -> Sequence[SpanFinder]:
+        return self.default.span_models()
+
     def route(self, language: str | None) -> Verifier:
         """The verifier for claims in ``language`` (the default when it has no route)."""
         if (language or "") not in self.routes:
             return self.default
-        spec = self.routes[language or ""]
-        if isinstance(spec, Verifier):
-            return spec
+        target = self.routes[language or ""]
+        if isinstance(target, Verifier):
+            return target
         with self._lock:
             if language not in self._loaded:
-                from guardrail.verifiers.loader import load_verifier
-
-                self._loaded[str(language)] = load_verifier(spec, **self._options)
+                self._loaded[str(language)] = target.build()
             return self._loaded[str(language)]
 
     def choose(self, claim_language: str | None, premise_language: str | None = None) -> Verifier:
@@ -172,32 +186,27 @@ class RoutedVerifier(Verifier):
         return [p for p in out if p is not None]
 
 
-def _spec_name(spec: Any) -> str:
-    """A route's spec as the verifier name it gives (a preset's name, else the spec)."""
-    if isinstance(spec, Verifier):
-        return spec.name
-    if isinstance(spec, Mapping) and "preset" in spec:
-        return str(spec["preset"])
-    return str(spec) if spec is not None else "bundled"
-
-
-def routed(default: Verifier, verifier_languages: Any, **options: Any) -> Verifier:
-    """``default`` as configured by ``verifier_languages`` (unchanged for the default list)."""
+def routed(
+    default: Verifier, verifier_languages: Sequence[str] | Mapping[str, Route] | None
+) -> Verifier:
+    """``default`` covering ``verifier_languages`` (unchanged for its own languages), or routed
+    by a mapping of built routes. Config values with specs go through
+    :func:`guardrail.verifiers.loader.load_routed`."""
     if isinstance(verifier_languages, Mapping):
-        return RoutedVerifier(default, verifier_languages, **options)
+        return RoutedVerifier(default, verifier_languages)
     langs = tuple(verifier_languages or ())
     if not langs or langs == tuple(default.languages):
         return default
     return RoutedVerifier(default, None, langs)
 
 
-def route_options(items: Sequence[str]) -> dict[str, Any]:
+def route_options(items: Sequence[str]) -> dict[str, str]:
     """``--route`` values (``LANG=SPEC``, ``LANG=PRESET=DIR``) as a ``verifier_languages``
-    mapping (the default verifier keeps its own languages)."""
+    mapping of the specs as written (parsed when they load; the default verifier keeps its
+    own languages)."""
     from guardrail.errors import ConfigError
-    from guardrail.verifiers.presets import parse_verifier_option
 
-    mapping: dict[str, Any] = {}
+    mapping: dict[str, str] = {}
     for item in items:
         lang, sep, spec = item.partition("=")
         lang = lang.strip().lower()
@@ -206,5 +215,5 @@ def route_options(items: Sequence[str]) -> dict[str, Any]:
                 f"--route takes LANG=VERIFIER (e.g. zh=multilingual-minilmv2-l6-xnli, or "
                 f"zh=multilingual-minilmv2-l6-xnli=DIR offline), got {item!r}"
             )
-        mapping[lang] = parse_verifier_option(spec.strip())
+        mapping[lang] = spec.strip()
     return mapping

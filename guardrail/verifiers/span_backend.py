@@ -20,27 +20,18 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from guardrail.errors import VerifierError
 from guardrail.verifiers import formats
-from guardrail.verifiers.base import NLIPrediction, Pair
+from guardrail.verifiers.base import HallucinatedSpan, NLIPrediction, Pair
 from guardrail.verifiers.encoding import check_pairs
 from guardrail.verifiers.labels import softmax
 from guardrail.verifiers.preset_backends import PresetVerifier, supported_predictions
 
-
-@dataclass(frozen=True)
-class HallucinatedSpan:
-    """A run of flagged answer tokens: ``answer[start:end]``, with the highest p in it."""
-
-    start: int
-    end: int
-    confidence: float
-    text: str
+__all__ = ["HallucinatedSpan", "SpanPresetVerifier", "spans_from_tokens"]
 
 
 class SpanPresetVerifier(PresetVerifier):
@@ -126,21 +117,6 @@ class SpanPresetVerifier(PresetVerifier):
         except Exception as exc:
             raise VerifierError(f"verifier preset {self.name} failed on spans: {exc}") from exc
         return spans_from_tokens(probs, offsets, answer)
-
-
-def span_verifiers(verifier: Any) -> list[SpanPresetVerifier]:
-    """The span models behind ``verifier``: itself, a hybrid's loaded members, a router's
-    default."""
-    from guardrail.verifiers.hybrid import HybridVerifier
-    from guardrail.verifiers.routing import RoutedVerifier
-
-    if isinstance(verifier, SpanPresetVerifier):
-        return [verifier]
-    if isinstance(verifier, HybridVerifier):
-        return [s for m in verifier.members for s in span_verifiers(m)]
-    if isinstance(verifier, RoutedVerifier):
-        return span_verifiers(verifier.default)
-    return []
 
 
 def spans_from_tokens(

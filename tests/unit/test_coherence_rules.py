@@ -142,7 +142,7 @@ def test_value_comparison_and_shapes() -> None:
     assert _same("Engineering", "Engineering department")
     assert not _same("Marketing", "Engineering")
     assert _same("Enginering", "Engineering")  # a small free-text edit is the same value
-    # structured values never match fuzzily (the fact stage's rule, facts/compare.py)
+    # structured values never match fuzzily (the fact stage's rule, text/values.py)
     assert not _same("john.t@company.org", "john.s@company.org")
     assert not _same("85,001", "85,000")
     assert _shape("john@x.com") == "email"

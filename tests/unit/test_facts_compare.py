@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from guardrail.facts.compare import MatchRule, ValueKind, compare_values, parse_date, value_kind
 from guardrail.facts.validator import factual_score
 from guardrail.report import FactualStats
+from guardrail.text.values import MatchRule, ValueKind, compare_values, parse_date, value_kind
 
 
 @pytest.mark.parametrize(

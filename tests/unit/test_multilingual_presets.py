@@ -139,7 +139,12 @@ def test_router_sends_chinese_pairs_to_the_route_and_tags_each_prediction() -> N
 
 def test_route_option_parses_the_offline_form() -> None:
     mapping = route_options(["zh=multilingual-minilmv2-l6-xnli=/models/m", "ja=" + MDEBERTA])
-    assert mapping == {"zh": {"preset": MINILM, "path": "/models/m"}, "ja": MDEBERTA}
+    assert mapping == {"zh": f"{MINILM}=/models/m", "ja": MDEBERTA}
+    from guardrail.verifiers.spec import LanguageRoutes, PresetSpec, parse_languages
+
+    assert parse_languages(mapping) == LanguageRoutes(
+        (("zh", PresetSpec(MINILM, "/models/m")), ("ja", PresetSpec(MDEBERTA)))
+    )
     from guardrail.errors import ConfigError
 
     with pytest.raises(ConfigError, match="LANG=VERIFIER"):

@@ -12,9 +12,8 @@ import pytest
 
 from guardrail.cli import main
 from guardrail.errors import ModelLoadError, VerifierError
-from guardrail.verifiers import NLIPrediction, Pair, Verifier
-from guardrail.verifiers.hybrid import HybridVerifier, verifier_usage
-from guardrail.verifiers.presets import parse_verifier_option
+from guardrail.verifiers import NLIPrediction, Pair, Verifier, load_verifier
+from guardrail.verifiers.hybrid import HybridVerifier, usage_of
 from tests import tiny_presets as tiny
 
 pytest.importorskip("transformers")
@@ -41,16 +40,16 @@ PAIRS = [("Paris is the capital of France.", "Paris is the capital.")] * 3
 
 def test_mean_rule_and_members_named() -> None:
     v = HybridVerifier([Fixed("a", 0.9, 0.1, 0.0), Fixed("b", 0.5, 0.2, 0.3)])
-    with verifier_usage() as usage:
-        [p, *_] = v.predict(PAIRS)
+    preds = v.predict(PAIRS)
+    [p, *_], usage = preds, usage_of(preds)
     assert (p.entailment, p.neutral, p.contradiction) == pytest.approx((0.7, 0.15, 0.15))
     assert usage.decided == ["a", "b"] and usage.describe() == "decided by a, b"
 
 
 def test_a_member_that_raises_is_dropped_for_the_call() -> None:
     v = HybridVerifier([Fixed("hhem", 0.0, 1.0, 0.0, fail=True), Fixed("bundled", 0.8, 0.1, 0.1)])
-    with verifier_usage() as usage:
-        [p, *_] = v.predict(PAIRS)
+    preds = v.predict(PAIRS)
+    [p, *_], usage = preds, usage_of(preds)
     assert p.entailment == pytest.approx(0.8)
     assert usage.decided == ["bundled"]
     assert "hhem dropped (failed: VerifierError)" in (usage.describe() or "")
@@ -61,12 +60,19 @@ def test_all_members_failing_is_fail_closed() -> None:
     with pytest.raises(VerifierError):
         v.predict(PAIRS)
     with pytest.raises(ModelLoadError, match="lytang/MiniCheck-RoBERTa-Large"):
-        HybridVerifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
+        load_verifier([{"preset": "minicheck-roberta-l", "path": "/nonexistent/x"}])
 
 
-def test_parse_verifier_option() -> None:
-    assert parse_verifier_option("hhem-2.1-open") == "hhem-2.1-open"
-    assert parse_verifier_option("a,b=./m") == ["a", {"preset": "b", "path": "./m"}]
+def test_the_command_line_form_is_the_config_form() -> None:
+    from guardrail.verifiers.spec import HubSpec, HybridSpec, InvalidSpec, PresetSpec, parse_spec
+
+    assert parse_spec("hhem-2.1-open") == PresetSpec("hhem-2.1-open")
+    assert parse_spec("a/b,hhem-2.1-open=./m") == HybridSpec(
+        (HubSpec("a/b"), PresetSpec("hhem-2.1-open", "./m"))
+    )
+    assert parse_spec("hhem-2.1-open=./m,") == PresetSpec("hhem-2.1-open", "./m")
+    [bad] = parse_spec(["nope=./m"]).members  # type: ignore[union-attr]
+    assert isinstance(bad, InvalidSpec) and "unknown verifier preset 'nope'" in str(bad.error)
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +200,21 @@ def test_hybrid_predictions_carry_each_answering_member() -> None:
     assert answered_members(preds) == ["a"] and preds[0].members["a"].entailment == 0.9
     assert "members" not in preds[0].model_dump()
     assert answered_members([*preds, NLIPrediction(entailment=1, neutral=0, contradiction=0)]) == []
+
+
+def test_which_members_answered_travels_with_the_predictions() -> None:
+    """One channel: a cached prediction, or one made on another thread, still names who
+    answered and who was dropped."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    v = HybridVerifier(
+        [Fixed("a", 0.9, 0.1, 0.0), Fixed("b", 0.5, 0.2, 0.3, fail=True)],
+        load_failures={"c": "not loaded: ModelLoadError"},
+    )
+    with ThreadPoolExecutor(2) as pool:
+        preds = pool.submit(v.predict, PAIRS).result()
+    usage = usage_of(preds)
+    assert usage.decided == ["a"]
+    assert usage.dropped == {"c": "not loaded: ModelLoadError", "b": "failed: VerifierError"}
+    assert "dropped" not in preds[0].model_dump()
+    assert usage_of([NLIPrediction(entailment=1, neutral=0, contradiction=0)]).describe() is None

@@ -67,7 +67,7 @@ def test_one_load_per_spec_under_threads(monkeypatch: pytest.MonkeyPatch) -> Non
             return []
 
     def build(spec: Any, options: dict[str, Any]) -> Verifier:
-        calls.append(spec)
+        calls.append(spec.model_id)  # parsed once: a Hugging Face id
         time.sleep(0.05)
         return Slow()
 

@@ -8,7 +8,8 @@ import pytest
 
 from guardrail.errors import ConfigError
 from guardrail.verifiers import load_verifier
-from guardrail.verifiers.preset_export import OnnxPresetVerifier, export_preset
+from guardrail.verifiers.preset_export import export_preset
+from guardrail.verifiers.preset_onnx import OnnxPresetVerifier
 from tests import tiny_presets as tiny
 
 pytest.importorskip("transformers")
@@ -41,7 +42,7 @@ def test_export_matches_torch(name: str, tmp_path: Path) -> None:
 
 
 def test_span_preset_export_matches_torch(tmp_path: Path) -> None:
-    from guardrail.verifiers.preset_export import OnnxSpanVerifier
+    from guardrail.verifiers.preset_onnx import OnnxSpanVerifier
 
     src = tiny.build_token_classifier(tmp_path / "src")
     summary = export_preset("tinylettuce-17m", src, tmp_path / "onnx", weights="fp32")

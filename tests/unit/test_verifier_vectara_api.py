@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from guardrail.errors import ConfigError, VerifierError
-from guardrail.verifiers.hybrid import HybridVerifier, verifier_usage
+from guardrail.verifiers.hybrid import HybridVerifier, usage_of
 from guardrail.verifiers.scripted import ScriptedVerifier
 from guardrail.verifiers.vectara_api import ENDPOINT, VectaraAPIVerifier
 
@@ -56,7 +56,7 @@ def test_errors_are_typed_and_the_hybrid_falls_back(monkeypatch: pytest.MonkeyPa
     with pytest.raises(VerifierError):
         down.predict([("a", "b")])
     hybrid = HybridVerifier([down, ScriptedVerifier(default="entailment", name="local")])
-    with verifier_usage() as usage:
-        [p] = hybrid.predict([("a", "b")])
+    [p] = hybrid.predict([("a", "b")])
+    usage = usage_of([p])
     assert p.label == "entailment" and usage.decided == ["local"]
     assert "vectara-hhem-api dropped (failed: VerifierError)" in (usage.describe() or "")

@@ -1,4 +1,5 @@
-"""Value comparison for fact validation, as pure functions.
+"""Value comparison, as pure functions: the rule fact validation and the coherence checks share
+(in this neutral module so neither check imports the other).
 
 :func:`compare_values` decides whether a claimed value equals a reference value, trying in turn:
 
