@@ -6,7 +6,7 @@ A component that could not be computed (its stage skipped or failed) is left out
 weights are renormalised over the rest; it is listed in ``ConfidenceBreakdown.missing``.
 
 Each finding counts once, in the component of its home. A value the knowledge base records
-differently is fact validation's finding (:mod:`guardrail.facts.compare`): it lowers the factual
+differently is fact validation's finding (:mod:`guardrail.text.values`): it lowers the factual
 component and carries the contradiction penalty. The hallucination stage does not restate it as
 a flag (the report's WRONG_ATTRIBUTE flag on it is a view, :func:`guardrail.pipeline.report_flags`);
 coherence's entity mismatch on the same value is left out of the entity component, coherence's

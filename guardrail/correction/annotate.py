@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from guardrail.correction.edits import Edit
-from guardrail.decision.outcomes import Note, Removal
+from guardrail.delivery import Note, Removal
 from guardrail.report import (
     Correction,
     CorrectionType,

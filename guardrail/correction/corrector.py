@@ -22,7 +22,7 @@ from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
 from guardrail.correction.entities import new_entities
 from guardrail.correction.factual import FACTUAL_PRIORITY, evidence_edits, factual_edits
 from guardrail.correction.spelling import grammar_corrections, spelling_corrections
-from guardrail.decision.outcomes import DeliveryPlan
+from guardrail.delivery import DeliveryPlan
 from guardrail.inputs import EntityInfo
 from guardrail.report import (
     Correction,

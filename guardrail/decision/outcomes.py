@@ -21,8 +21,8 @@ corrections actually made, so the report and the delivered text cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from guardrail.delivery import DeliveryPlan, Note, Removal
 from guardrail.report import (
     Claim,
     ClaimOutcome,
@@ -35,37 +35,6 @@ from guardrail.report import (
 
 UNCERTAIN_NOTE = "uncertain: not confirmed by the sources"
 UNVERIFIED_NOTE = "unverified"
-
-
-@dataclass(frozen=True)
-class Removal:
-    """A span to leave out of the delivered text, and why."""
-
-    span: Span
-    reason: str
-    confidence: float
-    claim_index: int | None = None
-
-
-@dataclass(frozen=True)
-class Note:
-    """An annotation to insert after a span."""
-
-    span: Span
-    label: str
-    confidence: float
-    claim_index: int | None = None
-
-
-@dataclass(frozen=True)
-class DeliveryPlan:
-    """What the correction stage should remove and annotate."""
-
-    removals: list[Removal] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    annotated_claims: frozenset[int] = frozenset()
-    """Claims that carry a note of their own (their generic unsupported-claim flag note is
-    redundant)."""
 
 
 def _reason(problems: Sequence[Problem]) -> str:

@@ -307,5 +307,3 @@ def test_a_supported_claim_is_not_annotated_unverified_because_the_kb_lacks_it()
     assert [e.replacement for e in annotation_edits(response, factual, [], [], 0.5)] == [
         " [unverified]"
     ]
-
-

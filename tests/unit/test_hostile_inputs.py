@@ -290,7 +290,7 @@ def test_a_blank_value_or_attribute_name_is_compared_without_a_crash() -> None:
     that is blank crashed the value comparison (``"" in "$€£"``) and the entity check (a blank
     key is never embedded); both are ordinary inputs, never a failed stage."""
     from guardrail.coherence.context import Vectors
-    from guardrail.facts.compare import compare_values, parse_quantity
+    from guardrail.text.values import compare_values, parse_quantity
 
     assert parse_quantity("") is None and parse_quantity("about") is None
     assert not compare_values("$5", "").matches

@@ -10,9 +10,19 @@ import sys
 import guardrail
 
 EXPECTED_ALL = [
+    "Accept",
+    "AcceptWithFlags",
     "Action",
     "Backends",
+    "Claim",
+    "ClaimOutcome",
+    "ClaimStatus",
+    "CoherenceIssue",
+    "CoherenceIssueType",
     "ConfigError",
+    "CorrectAndDeliver",
+    "Correction",
+    "Decision",
     "DialogueState",
     "DialogueTurn",
     "EntityInfo",
@@ -23,20 +33,28 @@ EXPECTED_ALL = [
     "GuardrailConfig",
     "GuardrailError",
     "GuardrailRejected",
+    "HallucinationFlag",
     "HallucinationType",
+    "HumanReview",
     "InputError",
     "KnowledgeBaseError",
     "LocalModelUnavailable",
     "MissingDependencyError",
     "ModelLoadError",
     "Passage",
-    "PipelineState",
+    "Problem",
+    "ProblemKind",
+    "Recommendation",
+    "Regenerate",
+    "Span",
     "Stage",
-    "StageUpdate",
+    "Verdict",
     "VerdictLabel",
     "VerifierError",
     "default_stages",
 ]
+"""The report types users handle are exported; the pipeline's internals (``PipelineState``,
+``StageUpdate``) live in :mod:`guardrail.stages`, for stage authors."""
 
 
 def test_all_is_pinned() -> None:
