@@ -1,6 +1,6 @@
 """The typed, JSON-serialisable results: claims, flags, verdict, recommendation and the report.
 
-Everything seed 004's ``PostprocessedResponse`` holds is here, plus the seed-000 verdict, the
+Everything the post-processed response holds is here, plus the Cw-CONLI verdict, the
 claims with their verifier scores, and a record of which stages ran.
 """
 
@@ -36,7 +36,7 @@ class Span(BaseModel):
 
 
 class VerdictLabel(str, Enum):
-    """Seed 000's verdict on the whole response."""
+    """The verdict on the whole response."""
 
     VERIFIED = "VERIFIED"
     """The evidence supports the response (score ≥ T(rs))."""
@@ -92,7 +92,7 @@ class ClaimOutcome(str, Enum):
 
 
 class HallucinationType(str, Enum):
-    """Seed 004's hallucination types; severity weights in ``HALLUCINATION_SEVERITY``."""
+    """The hallucination types; severity weights in ``HALLUCINATION_SEVERITY``."""
 
     FABRICATED_FACT = "fabricated_fact"
     NONEXISTENT_ENTITY = "nonexistent_entity"
@@ -104,7 +104,7 @@ class HallucinationType(str, Enum):
     LOGICAL_INCONSISTENCY = "logical_inconsistency"
 
 
-#: Seed 004's severity weight per hallucination type.
+#: The severity weight per hallucination type.
 HALLUCINATION_SEVERITY: dict[HallucinationType, float] = {
     HallucinationType.FABRICATED_FACT: 1.0,
     HallucinationType.NONEXISTENT_ENTITY: 0.9,
@@ -118,7 +118,7 @@ HALLUCINATION_SEVERITY: dict[HallucinationType, float] = {
 
 
 class Severity(str, Enum):
-    """Severity of a set of flags (seed 004)."""
+    """Severity of a set of flags."""
 
     LOW = "low"
     MEDIUM = "medium"
@@ -190,7 +190,7 @@ class CalibrationUsed(BaseModel):
 
 
 class Verdict(BaseModel):
-    """Seed 000's adaptive verdict (Cw-CONLI)."""
+    """The adaptive verdict (Cw-CONLI, threshold T(rs))."""
 
     label: VerdictLabel = VerdictLabel.UNVERIFIED
     nli_score: float | None = None
@@ -205,7 +205,7 @@ class Verdict(BaseModel):
     reason: str = ""
 
 
-# --- coherence (seed 004 stage 1) -------------------------------------------------------------
+# --- coherence (post-processing stage 1) --------------------------------------------------------
 
 
 class CoherenceIssueType(StrEnum):
@@ -261,7 +261,7 @@ class QUDRelevance(DimensionScore):
 
 
 class CoherenceResult(BaseModel):
-    """Seed 004's five coherence dimensions and their weighted score."""
+    """The five coherence dimensions and their weighted score."""
 
     score: float = 1.0
     qud_relevance: QUDRelevance = Field(default_factory=QUDRelevance)
@@ -272,7 +272,7 @@ class CoherenceResult(BaseModel):
     issues: list[CoherenceIssue] = Field(default_factory=list)
 
 
-# --- fact validation (seed 004 stage 2) -------------------------------------------------------
+# --- fact validation (post-processing stage 2) --------------------------------------------------
 
 
 class ExtractedClaim(BaseModel):
@@ -302,7 +302,7 @@ class ValidationStatus(str, Enum):
 
 
 class ClaimValidation(BaseModel):
-    """Seed 004's validation of one extracted claim."""
+    """The knowledge-base and dialogue validation of one extracted claim."""
 
     claim: ExtractedClaim
     status: ValidationStatus
@@ -333,7 +333,7 @@ class FactualValidationResult(BaseModel):
     stats: FactualStats = Field(default_factory=FactualStats)
 
 
-# --- hallucination flags (seed 004 stage 3) ---------------------------------------------------
+# --- hallucination flags (post-processing stage 3) ----------------------------------------------
 
 
 class HallucinationFlag(BaseModel):
@@ -345,7 +345,7 @@ class HallucinationFlag(BaseModel):
     """The flagged text."""
     confidence: float
     severity: float
-    """Seed 004 severity weight of the type."""
+    """The severity weight of the type."""
     explanation: str = ""
     evidence: str | None = None
     """Evidence snippet that contradicts or fails to support it."""
@@ -356,7 +356,7 @@ class HallucinationFlag(BaseModel):
     correction puts in its place), when there is exactly one."""
 
 
-# --- correction (seed 004 stage 4) ------------------------------------------------------------
+# --- correction (post-processing stage 4) -------------------------------------------------------
 
 
 class CorrectionType(str, Enum):
@@ -392,7 +392,7 @@ class NewEntity(BaseModel):
     span: Span
 
 
-# --- recommendation (seed 004 stage 5) --------------------------------------------------------
+# --- recommendation (post-processing stage 5) ---------------------------------------------------
 
 
 class Action(str, Enum):
@@ -515,7 +515,7 @@ class StageRecord(BaseModel):
 
 
 class ConfidenceBreakdown(BaseModel):
-    """The parts of the confidence score (seed 004), each finding counted once: a value the
+    """The parts of the confidence score, each finding counted once: a value the
     knowledge base records differently counts in ``factual`` only, so ``coherence``, ``entity``
     and ``hallucination`` can be higher here than in the coherence result and the flags, which
     still show the finding (:mod:`guardrail.scoring`)."""

@@ -1,4 +1,4 @@
-"""Confidence score (seed 004 stage 5), as pure functions.
+"""The confidence score (post-processing stage 5), as pure functions.
 
 ``confidence`` is the weighted mean of four components — coherence 0.25, factual 0.35,
 hallucination absence 0.30, entity consistency 0.10 — minus severity penalties capped at 0.5.
@@ -27,12 +27,12 @@ from guardrail.report import (
     ValidationStatus,
 )
 
-SEED = ScoringCutoffs()
-"""Seed 004's cut-offs (the defaults)."""
+DEFAULT_CUTOFFS = ScoringCutoffs()
+"""The default cut-offs of the penalties."""
 
 
 def hallucination_score(flags: list[HallucinationFlag]) -> float:
-    """1 − mean(confidence × type severity), floored at 0 (seed 004); 1.0 with no flags."""
+    """1 − mean(confidence × type severity), floored at 0 (the severity weights); 1.0 with no flags."""
     if not flags:
         return 1.0
     total = sum(f.confidence * HALLUCINATION_SEVERITY[f.type] for f in flags)
@@ -44,9 +44,9 @@ def severity_penalty(
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
     cap: float = 0.5,
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
 ) -> float:
-    """Seed 004 penalties: +0.1 per coherence issue of severity > 0.8, +0.15 per contradiction
+    """The severity penalties: +0.1 per coherence issue of severity > 0.8, +0.15 per contradiction
     with confidence > 0.9, +0.1 per hallucination with confidence > 0.85; capped (the numbers
     are ``cutoffs``' defaults)."""
     c = cutoffs
@@ -71,7 +71,7 @@ def confidence_score(
     flags: list[HallucinationFlag] | None,
     weights: ConfidenceWeights,
     penalty_cap: float = 0.5,
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
 ) -> ConfidenceBreakdown:
     """The weighted, penalised confidence; ``None`` inputs are components that did not run.
     A knowledge-base contradiction is counted once, by fact validation (module docstring)."""

@@ -1,14 +1,14 @@
-"""The decision: claim outcomes, problems, seed 004's bands and the recommendation, in one place.
+"""The decision: claim outcomes, problems, the confidence bands and the recommendation, in one place.
 
 - :mod:`~guardrail.decision.problems` — what blocks showing a claim as it is, and its repairs;
 - :mod:`~guardrail.decision.outcomes` — what the delivered text does with each claim;
-- :mod:`~guardrail.decision.bands` — seed 004's bands, tree, guidance and review reason;
+- :mod:`~guardrail.decision.bands` — the confidence bands, the decision tree, guidance and the review reason;
 - :mod:`~guardrail.decision.action` — the recommendation for the whole answer.
 """
 
 from guardrail.decision.action import Checked, claim_guidance, decide
 from guardrail.decision.bands import (
-    SEED,
+    DEFAULT_CUTOFFS,
     band_of,
     human_review_reason,
     recommend,
@@ -35,7 +35,7 @@ from guardrail.decision.problems import (
 
 __all__ = [
     "BLOCKING_FLAGS",
-    "SEED",
+    "DEFAULT_CUTOFFS",
     "AnswerPlan",
     "Checked",
     "DeliveryPlan",

@@ -1,4 +1,4 @@
-"""The decision: from claim outcomes and seed 004's bands to one recommendation.
+"""The decision: from claim outcomes and the confidence bands to one recommendation.
 
 In order (``report.decision`` records each step):
 
@@ -14,7 +14,7 @@ In order (``report.decision`` records each step):
 
    - ``regenerate`` (``human_review`` below the regenerate band) when a confident problem could
      be neither repaired nor removed, when removals leave less than ``min_kept_share`` of the
-     checkworthy claims, or when what remains no longer answers the question (seed 004's QUD
+     checkworthy claims, or when what remains no longer answers the question (the QUD
      check run on the delivered text) — a one-claim wrong answer is regenerated. A reply to a
      remark rather than to a question or request ("I like football." → "Me too! Did you know
      that …?") answers nothing, so these two rules do not apply to it: its wrong fact is
@@ -28,7 +28,7 @@ In order (``report.decision`` records each step):
      names what the report does not hold.
 
    ``answer`` granularity — all or nothing: any problem not repaired → ``regenerate`` /
-   ``human_review``; all repaired → ``correct_and_deliver``; no problem → seed 004's bands.
+   ``human_review``; all repaired → ``correct_and_deliver``; no problem → the confidence bands.
 
 So a claim the report calls unsupported or contradicted is never delivered unmarked: it is
 removed, repaired or annotated, or the answer is not delivered.
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from guardrail.config import HandlingThresholds, ScoringCutoffs
 from guardrail.decision.bands import (
-    SEED,
+    DEFAULT_CUTOFFS,
     band_of,
     human_review_reason,
     recommend,
@@ -104,7 +104,7 @@ class Checked:
     corrections: list[Correction]
     unchecked: list[str]
     delivered_qud: QUDRelevance | None = None
-    """Seed 004's QUD check on the text left after removals (``None``: nothing removed, or the
+    """The QUD check on the text left after removals (``None``: nothing removed, or the
     check could not run)."""
     annotated: bool = True
     """Whether the correction stage produced the corrected and annotated text."""
@@ -199,7 +199,7 @@ def decide(
     thresholds: HandlingThresholds,
     granularity: str = "claim",
     min_kept_share: float = 0.5,
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
 ) -> tuple[Recommendation, Decision]:
     """The recommendation and the record of how it was reached (see the module docstring)."""
     claims = checked.claims

@@ -1,7 +1,7 @@
-"""Seed 004's bands and its decision tree, the regeneration guidance and the review reason.
+"""The confidence bands and the decision tree, the regeneration guidance and the review reason.
 
 ``band_of`` maps the confidence score onto the bands 0.90 / 0.75 / 0.50 / 0.30; ``recommend`` is
-seed 004's tree on those bands, used by :func:`guardrail.decision.decide` when no claim is
+the decision tree on those bands, used by :func:`guardrail.decision.decide` when no claim is
 flagged. Pure functions.
 """
 
@@ -26,12 +26,12 @@ from guardrail.report import (
     ValidationStatus,
 )
 
-SEED = ScoringCutoffs()
-"""Seed 004's cut-offs (the defaults)."""
+DEFAULT_CUTOFFS = ScoringCutoffs()
+"""The default cut-offs of the recommendation texts."""
 
 
 def band_of(confidence: float, thresholds: HandlingThresholds) -> Action:
-    """The seed 004 band the confidence alone falls in."""
+    """The confidence band the score alone falls in."""
     if confidence >= thresholds.accept:
         return Action.ACCEPT
     if confidence >= thresholds.flag:
@@ -47,7 +47,7 @@ def regeneration_guidance(
     coherence: CoherenceResult | None,
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
 ) -> list[str]:
     """Instructions for the LLM: each unaddressed question, contradicted value and flagged span
     (pass ``flags=[]`` when the claims are named otherwise)."""
@@ -92,7 +92,7 @@ def human_review_reason(
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
     unchecked: list[str] | None = None,
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
     thresholds: HandlingThresholds | None = None,
 ) -> str:
     """Why a person must look at this answer: the real reason first; the confidence is called
@@ -131,9 +131,9 @@ def recommend(
     corrections: list[Correction],
     thresholds: HandlingThresholds,
     unchecked: list[str] | None = None,
-    cutoffs: ScoringCutoffs = SEED,
+    cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
 ) -> Recommendation:
-    """Seed 004's decision tree. ``unchecked`` (fail-closed) lists checks that could not run:
+    """The decision tree on the confidence bands. ``unchecked`` (fail-closed) lists checks that could not run:
     such an answer is sent to human review whatever its score."""
     if unchecked:
         return HumanReview(

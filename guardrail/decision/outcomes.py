@@ -3,7 +3,7 @@
 Every checked claim ends in exactly one :class:`~guardrail.report.ClaimOutcome`:
 
 - ``supported`` → shown unmarked;
-- ``uncertain`` → shown with an annotation (seed 004's *Unverified* / *Uncertain*): not
+- ``uncertain`` → shown with an annotation (*Unverified* / *Uncertain*): not
   supported, but not confidently wrong either (``p_supported`` between ``remove_below`` and the
   claim threshold), or a non-blocking flag on it;
 - ``repaired`` → a confident problem fixed in the text (a knowledge-base value, or an evidence

@@ -87,7 +87,7 @@ class StageFields(BaseModel):
     annotated: str | None = None
     new_entities: list[NewEntity] | None = None
     delivered_qud: QUDRelevance | None = None
-    """Seed 004's QUD check on the text left after the decision's removals (set by the
+    """The QUD check on the text left after the decision's removals (set by the
     correction stage only when it removed something)."""
 
 

@@ -1,6 +1,6 @@
 """The ``claims`` stage: the response's language and its claims with spans.
 
-Claims are sentences (seed 000 v2 / seed 001) or, with ``hallucination.claim_source = "llm"``,
+Claims are sentences (as the Cw-CONLI verdict and the ratio rule read them) or, with ``hallucination.claim_source = "llm"``,
 atomic claims from the chat model injected as the resource ``"claim_llm"``. Each claim carries
 its detected language; those that state no checkable fact (a question to the user, a greeting,
 thanks, an opinion) are marked ``not_checkworthy`` here; later stages score the others.

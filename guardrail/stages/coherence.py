@@ -1,4 +1,4 @@
-"""The coherence stage: seed 004 stage 1 as a pipeline step (``guardrail.coherence``).
+"""The coherence stage: post-processing stage 1 as a pipeline step (``guardrail.coherence``).
 
 Sets ``state.coherence`` to a :class:`~guardrail.report.CoherenceResult`. Needs spaCy and the
 embedding model; when either cannot load the stage raises and the pipeline records it failed.

@@ -1,4 +1,4 @@
-"""The correction stage (seed 004 stage 4) and new-entity extraction.
+"""The correction stage (post-processing stage 4) and new-entity extraction.
 
 Sets ``state.corrections``, ``state.corrected``, ``state.annotated`` and
 ``state.new_entities``. It reads ``state.factual`` (fact validation) and ``state.flags``
@@ -163,7 +163,7 @@ class CorrectionStage(Stage):
         return update
 
     def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
-        """Seed 004's QUD check on the text left after removals (``None``: not applicable)."""
+        """The QUD check on the text left after removals (``None``: not applicable)."""
         coherence = state.coherence
         if coherence is None or not coherence.qud_relevance.details.get("applicable", False):
             return None

@@ -1,4 +1,4 @@
-"""The fact-validation stage (seed 004 stage 2): claims against the KB and the dialogue.
+"""The fact-validation stage (post-processing stage 2): claims against the KB and the dialogue.
 
 Sets ``state.extracted_claims`` and ``state.factual``. Skipped when the input has neither a
 knowledge base nor dialogue turns. The logic is in :mod:`guardrail.facts`.
