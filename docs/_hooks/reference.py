@@ -486,9 +486,9 @@ def pct(x: Any) -> str:
 DECISION_SETS = ("qags", "factcheck_gpt", "lfqa_rag", "lfqa", "multi-sentence+lfqa", "wice",
                  "halueval", "all")  # fmt: skip
 DECISION_RUNS = (
-    ("decisions_session9_claimlevel.json", "claim-level (default)"),
-    ("decisions_session9_answerlevel.json", "answer-level"),
-    ("decisions_before_session9.json", "before claim-level decisions"),
+    ("decisions_claim_level.json", "claim-level (default)"),
+    ("decisions_answer_level.json", "answer-level"),
+    ("decisions_before_claim_level.json", "before claim-level decisions"),
 )
 
 
@@ -518,16 +518,13 @@ def render_decisions(split: str) -> str:
 #: Levers for claim accuracy (issue 30), each with the file of its run; the dev figures of a
 #: calibration refit are fitted on those dev parts (in-sample), the others are not.
 CLAIM_LEVERS = (
-    ("decisions_session9_claimlevel.json", "what ships (session 9 install)", "yes"),
-    ("decisions_session12_dev_shipped.json", "what ships (session 12 install)", "yes"),
-    ("decisions_session13_test_shipped.json", "what ships (session 13 install)", "yes"),
-    ("decisions_session10_refit_not_shipped.json", "calibration refit, 5 features (dev in-sample)", "no"),
-    ("decisions_session11_shape_intercepts_not_shipped.json", "calibration with per-shape intercepts (dev in-sample)", "no"),
-    ("decisions_session12_hybrid_bundled_v4_not_shipped.json", "bundled + verifier-v4 hybrid", "no"),
-    ("decisions_session13_four_windows_not_shipped.json", "4 windows per claim (`four_windows.yaml`)", "no"),
-    ("decisions_session13_six_windows_dev_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
-    ("decisions_session13_six_windows_test_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
-    ("decisions_session13_exhaustive_windows_not_shipped.json", "every window (`exhaustive_windows.yaml`)", "no"),
+    ("decisions_claim_level.json", "what ships", "yes"),
+    ("decisions_calibration_refit_five_features_not_shipped.json", "calibration refit, 5 features (dev in-sample)", "no"),
+    ("decisions_calibration_shape_intercepts_not_shipped.json", "calibration with per-shape intercepts (dev in-sample)", "no"),
+    ("decisions_hybrid_bundled_v4_dev_not_shipped.json", "bundled + verifier-v4 hybrid", "no"),
+    ("decisions_four_windows_not_shipped.json", "4 windows per claim (`four_windows.yaml`)", "no"),
+    ("decisions_six_windows_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
+    ("decisions_exhaustive_windows_dev_not_shipped.json", "every window (`exhaustive_windows.yaml`)", "no"),
 )  # fmt: skip
 LEVER_SETS = ("qags", "factcheck_gpt", "wice", "halueval", "lfqa_rag", "all")
 
