@@ -77,6 +77,8 @@ def test_no_name_edit_without_an_unrelated_name_of_the_same_label() -> None:
     doc = fake_doc("Gates spoke in Paris.", ("Gates", "PERSON"), ("Paris", "GPE"))
     names = {"PERSON": ["Bill Gates"], "ORG": ["Microsoft"], "GPE": []}
     assert name_edit(doc, names, random.Random(0)) is None  # shares a word; no GPE
+    lowered = fake_doc("Patrick bamford joined chelsea in 2012.", ("Patrick", "PERSON"))
+    assert name_edit(lowered, {"PERSON": ["Dean Smith"]}, random.Random(0)) is None
 
 
 @pytest.mark.parametrize("text", ["1998", "2016", "7", "12", "503", "1,200,000", "3.5", "40"])
