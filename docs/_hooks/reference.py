@@ -662,6 +662,45 @@ def render_footprint() -> str:
     return "\n".join(lines)
 
 
+ONE_FACT_EDITS = ("one_fact_edits_dev.json", "one_fact_edits_test.json")
+EDIT_KINDS = {
+    "name": "a name swapped for another from the same documents",
+    "number": "a number or year changed",
+    "negation": '"not" removed or inserted',
+}
+
+
+def render_one_fact_edits() -> str:
+    """Caught / pair caught / originals kept per kind of one-fact edit, dev and test."""
+    lines = [
+        "| split | edit | edits | caught | pairs | caught while the original is `VERIFIED` "
+        "| originals `VERIFIED` |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in ONE_FACT_EDITS:
+        d = _load(name)
+        for kind, label in EDIT_KINDS.items():
+            f = d["kinds"][kind]["all"]
+            lines.append(
+                f"| {d['split']} | {label} | {f['n']} | {pct(f['caught'])} % | {f['pairs']} "
+                f"| {pct(f['pair_caught'])} % | {pct(f['originals_kept'])} % |"
+            )
+    kept = [_load(name) for name in ONE_FACT_EDITS]
+    lines += [
+        "",
+        "Unedited sentences `VERIFIED`: "
+        + ", ".join(
+            f"{d['split']} {pct(d['originals']['all']['verified'])} % of "
+            f"{d['originals']['all']['n']}"
+            for d in kept
+        )
+        + ". Files: "
+        + ", ".join(f"`{n}`" for n in ONE_FACT_EDITS)
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "published": render_published,
     "cli": render_cli,
@@ -675,6 +714,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "latency": render_latency,
     "footprint": render_footprint,
     "verifier": render_verifier,
+    "one-fact-edits": render_one_fact_edits,
 }
 
 
