@@ -273,9 +273,10 @@ def _recommendation_step(
 
 
 def _log(report: GuardReport, config: RunnableConfig) -> None:
-    """One structured log record per checked answer (the pipeline's fields, at a level set by the recommendation), unless the
-    caller's run metadata sets :data:`~guardrail.observability.LOG_CHECK` to ``False`` (as a
-    guarded stream's per-sentence checks do; their final check is logged)."""
+    """One structured log record per checked answer (the pipeline's fields, at a level set by
+    the recommendation), unless the caller's run metadata sets
+    :data:`~guardrail.observability.LOG_CHECK` to ``False`` (as a guarded stream's per-sentence
+    checks do; their final check is logged)."""
     from guardrail.observability import LOG_CHECK, log_check
 
     if (config.get("metadata") or {}).get(LOG_CHECK) is False:

@@ -32,7 +32,7 @@ DEFAULT_CUTOFFS = ScoringCutoffs()
 
 
 def hallucination_score(flags: list[HallucinationFlag]) -> float:
-    """1 − mean(confidence × type severity), floored at 0 (the severity weights); 1.0 with no flags."""
+    """1 − mean(confidence × the type's severity weight), floored at 0; 1.0 with no flags."""
     if not flags:
         return 1.0
     total = sum(f.confidence * HALLUCINATION_SEVERITY[f.type] for f in flags)
