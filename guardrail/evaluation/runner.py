@@ -10,7 +10,9 @@ response when the example has no query — and the passage, as a retriever would
 T(rs) then sees the best of these, like in a RAG app.
 
 Prediction of an example: 1 when the verdict is HALLUCINATION, and also when it is UNVERIFIED
-(fail-closed: an answer that could not be checked is not accepted; counted as ``unverified``).
+(fail-closed: an answer that could not be checked is not accepted; counted as ``unverified``);
+0 when it is VERIFIED or NOTHING_TO_CHECK (an answer that states no checkable fact — a greeting,
+a question back — hallucinates nothing; its score is the lowest, -1).
 Score (higher = more likely hallucinated): ``T(rs) − nli_score`` for the weakest-link policy,
 the larger margin of the two ratios over their thresholds for the ratio policy.
 """
@@ -111,12 +113,16 @@ def result_from_report(
         score = _ratio_margin(claims, cfg)
     elif v.nli_score is not None and v.threshold is not None:
         score = v.threshold - v.nli_score
-    if v.label is VerdictLabel.UNVERIFIED or score is None:
+    if v.label is VerdictLabel.NOTHING_TO_CHECK:
+        # an answer that states no checkable fact hallucinates nothing: the lowest score
+        score = -1.0
+    elif v.label is VerdictLabel.UNVERIFIED or score is None:
         score = 1.0 if score is None else max(score, 1e-6)
+    delivered = (VerdictLabel.VERIFIED, VerdictLabel.NOTHING_TO_CHECK)
     return ExampleResult(
         id=example.id,
         label=example.label,
-        prediction=0 if v.label is VerdictLabel.VERIFIED else 1,
+        prediction=0 if v.label in delivered else 1,
         score=float(score),
         nli_score=v.nli_score,
         threshold=v.threshold,

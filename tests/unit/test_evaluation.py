@@ -393,6 +393,9 @@ def test_result_from_report_scores_and_fail_closed() -> None:
     assert (r.prediction, r.score) == (0, pytest.approx(-0.4))
     r = result_from_report(ex, _report("UNVERIFIED", None, None), weakest)  # type: ignore[arg-type]
     assert (r.prediction, r.score, r.error) == (1, 1.0, "why")
+    # an answer that states no checkable fact hallucinates nothing: not flagged, lowest score
+    r = result_from_report(ex, _report("NOTHING_TO_CHECK", None, None), weakest)  # type: ignore[arg-type]
+    assert (r.prediction, r.score) == (0, -1.0)
     ratio = HallucinationConfig(policy="ratio")
     report = _report("HALLUCINATION", 0.2, 0.5, ["contradicted", "supported", "unverified"])
     r = result_from_report(ex, report, ratio)  # type: ignore[arg-type]
