@@ -11,17 +11,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import FakeListChatModel
 from pydantic import BaseModel
 
-from guardrail import (
-    Backends,
-    ConfigError,
-    Guardrail,
-    GuardrailConfig,
-    PipelineState,
-    Stage,
-    StageUpdate,
-    default_stages,
-)
+from guardrail import Backends, ConfigError, Guardrail, GuardrailConfig, Stage, default_stages
 from guardrail.report import CoherenceResult, StageStatus
+from guardrail.stages import PipelineState, StageUpdate
 from guardrail.stages.claims import ClaimsStage
 
 
