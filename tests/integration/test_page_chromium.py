@@ -34,7 +34,7 @@ from tests.integration.test_service_server import ROOT, running
 pytestmark = pytest.mark.integration
 
 REQUEST = json.loads((ROOT / "examples/data/check_request.json").read_text())
-KB = json.loads((ROOT / "examples/data/seed004_kb.json").read_text())
+KB = json.loads((ROOT / "examples/data/john_smith_kb.json").read_text())
 #: Repaired from the knowledge base: correct_and_deliver although the confidence is ~0.
 KB_REPAIRED = {
     "query": "Tell me about John",
