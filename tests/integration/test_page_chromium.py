@@ -1,7 +1,7 @@
 """The Verify and Explore page in headless Debian Chromium, against a real server and models.
 
 Drives ``/usr/bin/chromium`` through ``/usr/bin/chromedriver`` (Debian's ``chromium`` and
-``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits seed 001's
+``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits the
 AlphaCodium example and checks the verdict stamp, the highlighted spans with their reasons, the
 recommendation band and the threshold panel. The delivered view shows what the report says
 (issue 28 item 3): on the AlphaCodium answer with one invented sentence, that sentence struck
@@ -41,7 +41,7 @@ KB_REPAIRED = {
     "response": "John Smith's email is john.s@company.org.",
     "knowledge_base": KB,
 }
-#: Seed 001's AlphaCodium answer: two supported sentences and an invented one (removed).
+#: The AlphaCodium answer: two supported sentences and an invented one (removed).
 ALPHA = {
     "query": "Who created AlphaCodium?",
     "response": "AlphaCodium was created by CodiumAI. It is a code generation method. "
