@@ -8,8 +8,9 @@ altered so they are unsupported or contradicted. Measured in one process:
   answer after another, the per-stage breakdown (mean of ``report.timings_ms``);
 - throughput of ``Guardrail.batch`` on as many fresh answers (``--batch-concurrency``, default
   2: what a service with concurrent requests sees; the throughput target is read on it);
-- the naive baseline of seed 001 — one unbatched verifier call per (sentence, passage), with
-  the same verifier object, so only the orchestration differs;
+- a naive baseline — one unbatched verifier call per (sentence, passage), as a plain
+  sentence-level NLI detector makes them, with the same verifier object, so only the
+  orchestration differs;
 - peak resident memory (``resource.getrusage`` maxrss) with every offline model loaded;
 - the work behind the time, which does not depend on machine load: NLI pairs, verifier tokens
   and embedded texts per answer;
@@ -240,7 +241,7 @@ def run_guardrail(
 
 
 def run_naive(verifier: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """Seed 001: every (sentence, passage) pair is its own verifier call."""
+    """The naive baseline: every (sentence, passage) pair is its own verifier call."""
     from guardrail.text.sentences import split_sentences
 
     latencies: list[float] = []

@@ -422,7 +422,7 @@ def render_config() -> str:
     return "\n".join(lines)
 
 
-# --- seed-004 key layout --------------------------------------------------------------------
+# --- stored-results key layout --------------------------------------------------------------
 
 
 def sample_report() -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,6 +1,6 @@
 """From verifier predictions to claim statuses and the response verdict (pure functions).
 
-Per claim, the entailment is the max over its windows (seed 000); the window that gave it is
+Per claim, the entailment is the max over its windows; the window that gave it is
 the evidence. A claim is
 
 - ``supported`` when that entailment ≥ T(rs),
@@ -20,8 +20,9 @@ The response verdict uses one of three policies over the checked claims:
   ``contradicted`` (contradiction ≥ ``contradiction_flag``) or ``unsupported``; HALLUCINATION
   iff some checked claim is below it. The score reported is the lowest ``p_supported``.
 
-- ``weakest_link`` (seed 000): score = min entailment over claims; VERIFIED iff score ≥ T(rs).
-- ``ratio`` (seed 001): HALLUCINATION iff contradicted / checked > ``contradiction_ratio`` or
+- ``weakest_link`` (the Cw-CONLI verdict): score = min entailment over claims; VERIFIED iff
+  score ≥ T(rs).
+- ``ratio`` (the ratio rule): HALLUCINATION iff contradicted / checked > ``contradiction_ratio`` or
   unsupported / checked > ``neutral_ratio``; the claim statuses use the same T(rs).
 
 Claims that could not be checked never count as support: if the checked claims would give
@@ -86,7 +87,7 @@ def calibrated_status(
 
 
 def weakest_link(entailments: Sequence[float]) -> float:
-    """Seed 000: the response is as supported as its least supported claim."""
+    """The weakest link: the response is as supported as its least supported claim."""
     if not entailments:
         raise ValueError("weakest_link needs at least one score")
     return min(entailments)
@@ -94,7 +95,7 @@ def weakest_link(entailments: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class RatioOutcome:
-    """Seed 001's counts and its decision."""
+    """The ratio rule's counts and its decision."""
 
     contradiction_ratio: float
     neutral_ratio: float
@@ -104,7 +105,7 @@ class RatioOutcome:
 def ratio_rule(
     statuses: Sequence[ClaimStatus], contradiction_ratio: float, neutral_ratio: float
 ) -> RatioOutcome:
-    """Seed 001: hallucination iff contradicted share > ``contradiction_ratio`` or unsupported
+    """The ratio rule: hallucination iff contradicted share > ``contradiction_ratio`` or unsupported
     share > ``neutral_ratio`` (over checked claims)."""
     skip = (ClaimStatus.UNVERIFIED, ClaimStatus.NOT_CHECKWORTHY)
     checked = [s for s in statuses if s not in skip]

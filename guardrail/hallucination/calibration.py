@@ -3,7 +3,7 @@
 The verifier's entailment is a poor probability on its own: small NLI models are over-sure on
 short premises and miss invented specifics on long ones. A small logistic model over
 
-- ``logit_entail`` — logit of the best window's entailment (max over windows, seed 000),
+- ``logit_entail`` — logit of the best window's entailment (max over windows),
 - ``contradiction`` — the highest contradiction over the claim's windows,
 - ``neutral`` — the best window's neutral probability,
 - ``missing_content`` — share of the claim's content words found in no evidence text,

@@ -1,6 +1,6 @@
-"""Claims of a response: sentences with spans (seed 000 v2, seed 001), with their language.
+"""Claims of a response: sentences with spans (claim decomposition), with their language.
 
-Fragments shorter than ``min_claim_chars`` are skipped (seed 001); CJK characters count double
+Fragments shorter than ``min_claim_chars`` are skipped; CJK characters count double
 there, since one carries about a word. With ``checkworthiness`` on, a question that asserts a
 fact ("Did you know that X?", "X, isn't it?") gives the claim X, its span inside the question
 (:mod:`guardrail.hallucination.question_facts`), and a statement run into a question ("It came

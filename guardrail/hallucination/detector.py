@@ -1,7 +1,7 @@
 """Check a response's claims against the evidence with batched verifier calls.
 
-``detect`` runs three steps (seed 000 v2 with seed 001's per-sentence view and seed 004's flag
-types), each a function of its own:
+``detect`` runs three steps — scoring, the claim-level verdict with its flags, and the
+response verdict — each a function of its own:
 
 1. :func:`score_claims` — claims that are not check-worthy or in a language the verifier does
    not cover are set aside; the rest are paired with their candidate evidence windows (BM25,

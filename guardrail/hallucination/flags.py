@@ -1,4 +1,4 @@
-"""Builders of typed hallucination flags (seed 004's types and severities).
+"""Builders of typed hallucination flags (the hallucination types and the severity weights).
 
 Each builder takes what was measured and returns :class:`HallucinationFlag` objects with a span
 into the response, a confidence, the evidence snippet and, where one exists, a suggestion.
@@ -190,7 +190,7 @@ def nonexistent_entity_flags(
     skip: Sequence[Span] = (),
     nlp: object | None = None,
 ) -> list[HallucinationFlag]:
-    """Specifics of an unsupported claim found in no known text (seed 004's two types):
+    """Specifics of an unsupported claim found in no known text (two of the hallucination types):
     NONEXISTENT_ENTITY for a name, FABRICATED_FACT for a number, date or time.
 
     Args:

@@ -18,7 +18,7 @@ to choose windows. Planning keeps both small:
    scores, so regenerate loops and repeated passages cost nothing the second time.
 
 If a batched call fails, each claim is retried alone; a claim that still fails is
-``unverified`` with the error as its reason (seed 001's graceful degradation).
+``unverified`` with the error as its reason (graceful degradation, claim by claim).
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def _score_groups(
             zip(wanted, score(verifier, [plan.pairs[i] for i in wanted], cache), strict=True)
         )
         return len(wanted)
-    except Exception as exc:  # noqa: BLE001 - degrade per claim (seed 001), recorded below
+    except Exception as exc:  # noqa: BLE001 - degrade per claim, recorded below
         logger.warning("batched verifier call failed, retrying per claim: %s", exc)
         notes.append(f"batched call failed ({type(exc).__name__}); per-claim fallback")
     for ci, idx in groups:

@@ -1,9 +1,9 @@
 """Retrieval scores for passages given without one (the ``retrieval_score: embedding`` setting).
 
-Seed 000's adaptive threshold T(rs) reads the retrieval score. A retriever's own score is used
+The adaptive threshold T(rs) reads the retrieval score. A retriever's own score is used
 when the passage carries one; otherwise the score is the cosine of the query (or, without a
 query, the response) and the passage in the guardrail's embedding model — the same
-``all-MiniLM-L6-v2`` cosine the seed's FAISS retriever produces, and the one the evaluation
+``all-MiniLM-L6-v2`` cosine a FAISS retriever over that model produces, and the one the evaluation
 harness reports with. This is the one implementation: the pipeline, the CLI and the evaluation
 runner all call it.
 """

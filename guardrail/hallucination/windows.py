@@ -1,4 +1,4 @@
-"""Evidence as sliding windows sized in verifier tokens (seed 000: 400 tokens, stride 200).
+"""Evidence as sliding windows sized in verifier tokens (default 400 tokens, stride 200).
 
 Each passage (and the knowledge-base facts, rendered as text) is cut into overlapping windows
 on word boundaries. Token counts come from the verifier's tokenizer when it has

@@ -1,7 +1,7 @@
 """The Hugging Face backend: any sequence-classification NLI model, by hub id or local path.
 
-Works with cross-encoders such as ``cross-encoder/nli-deberta-v3-xsmall`` (seed 001) and
-``roberta-large-mnli`` (seed 000) when the machine can reach the hub, and with any local
+Works with cross-encoders such as ``cross-encoder/nli-deberta-v3-xsmall`` and
+``roberta-large-mnli`` when the machine can reach the hub, and with any local
 directory holding a transformers model (e.g. a ``guardrail train-verifier`` checkpoint).
 Label order comes from the model's ``config.id2label`` (see :mod:`guardrail.verifiers.labels`).
 

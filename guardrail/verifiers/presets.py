@@ -9,7 +9,8 @@ support probability and ``neutral`` with the rest; ``contradiction`` stays 0 (it
 
 Kinds:
 
-- ``nli`` — a 3-way NLI cross-encoder (the seeds' models), :class:`HFVerifier`;
+- ``nli`` — a 3-way NLI cross-encoder (``nli-deberta-v3-xsmall``, ``roberta-large-mnli``, the
+  XNLI models below), :class:`HFVerifier`;
 - ``classifier`` — a 2-label sequence classifier over one formatted string (MiniCheck
   RoBERTa / DeBERTa, FactCG), label 1 = supported;
 - ``seq2seq`` — MiniCheck-Flan-T5: one decoder step, softmax over the logits of ids 3 / 209;
@@ -105,7 +106,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "3-way NLI: entailment / neutral / contradiction",
         "premise, hypothesis as a pair",
         "the pipeline's evidence windows",
-        "max entailment over windows (seed 000)",
+        "max entailment over windows",
         max_tokens=160,
         reference="guardrail train-verifier",
     ),
@@ -117,7 +118,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "premise, hypothesis as a pair",
         "the pipeline's evidence windows",
         "max entailment over windows",
-        reference="seed 001",
+        reference="model card cross-encoder/nli-deberta-v3-xsmall",
     ),
     VerifierPreset(
         "roberta-large-mnli",
@@ -127,7 +128,7 @@ _PRESETS: tuple[VerifierPreset, ...] = (
         "premise, hypothesis as a pair",
         "the pipeline's evidence windows",
         "max entailment over windows",
-        reference="seed 000",
+        reference="model card roberta-large-mnli",
     ),
     VerifierPreset(
         "multilingual-minilmv2-l6-xnli",

@@ -102,7 +102,7 @@ ALPHA_PASSAGE = (
 
 
 def test_check_text_lists_claim_outcomes_the_removal_and_the_delivered_text() -> None:
-    """Seed 001's AlphaCodium answer: the invented sentence is listed as removed with its span
+    """The AlphaCodium answer: the invented sentence is listed as removed with its span
     and reason, each claim with its outcome, and ``delivered:`` is the text without it."""
     args = ("check", "-q", ALPHA_QUERY, "-r", ALPHA_RESPONSE, "-p", ALPHA_PASSAGE)
     out = run_cli(*args)

@@ -66,14 +66,14 @@ def test_a_2mb_answer_on_stdin_gets_a_clear_size_error(tmp_path: Path) -> None:
 def test_an_answer_from_stdin_is_checked_and_the_band_override_is_explained() -> None:
     answer = "John Smith's email is john.s@company.org.\n"
     proc = guardrail(
-        "check", "--kb", "examples/data/seed004_kb.json", "--query", "Tell me about John",
+        "check", "--kb", "examples/data/john_smith_kb.json", "--query", "Tell me about John",
         "--response", "-", "--format", "json", stdin=answer.encode(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr.decode()
     report = json.loads(proc.stdout)
     assert report["original"] == answer.rstrip("\n")
     text = guardrail(
-        "check", "--kb", "examples/data/seed004_kb.json", "--query", "Tell me about John",
+        "check", "--kb", "examples/data/john_smith_kb.json", "--query", "Tell me about John",
         "--response-file", "-", stdin=answer.encode(),
     )  # fmt: skip
     assert text.returncode == 0 and text.stderr == b"", text.stderr.decode()

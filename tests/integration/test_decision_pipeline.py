@@ -1,4 +1,4 @@
-"""The decision on real models: seed 001's cases, long answers, check-worthiness, KB flags,
+"""The decision on real models: the AlphaCodium cases, long answers, check-worthiness, KB flags,
 retrieval scores computed inside the library."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_wrong_year_is_never_delivered_from_the_cli() -> None:
         assert fixes and fixes[0]["source"] == "evidence" and fixes[0]["verified"] is True
 
 
-def test_seed_001_cases_end_in_the_right_action(guard: Guardrail) -> None:
+def test_alphacodium_cases_end_in_the_right_action(guard: Guardrail) -> None:
     ok = guard.invoke(
         {
             "query": "What is AlphaCodium?",
@@ -196,7 +196,7 @@ def test_retrieval_score_is_computed_in_the_library(guard: Guardrail) -> None:
     )
 
 
-def test_seed_001_invented_sentence_beside_supported_ones_is_removed_or_flagged(
+def test_alphacodium_invented_sentence_beside_supported_ones_is_removed_or_flagged(
     guard: Guardrail,
 ) -> None:
     """Issue 28's must-hold: the supported sentences are delivered, the invented one is not
@@ -236,7 +236,7 @@ def test_evidence_the_verifier_cannot_read_makes_the_answer_unverified(guard: Gu
 
 def test_an_answer_whose_answering_claim_is_removed_is_regenerated(guard: Guardrail) -> None:
     """Issue 28: the claim that answers the question is itself unsupported → regenerate, with
-    guidance naming it once (seed 004's QUD check on what would be delivered)."""
+    guidance naming it once (the QUD check on what would be delivered)."""
     wrong = "AlphaCodium was acquired by Google in 2024."
     r = guard.invoke(
         {

@@ -9,7 +9,7 @@ A code block in ``docs/**/*.md`` is runnable when its fence carries the ``runnab
 
 (``{.bash .runnable}`` for shell commands). Each block runs on its own, as a reader would paste
 it, in a fresh directory that holds links to this checkout's ``.venv/`` and ``examples/`` (so
-``.venv/bin/guardrail check --kb examples/data/seed004_kb.json …`` works as written), with the
+``.venv/bin/guardrail check --kb examples/data/john_smith_kb.json …`` works as written), with the
 model hub off (``HF_HUB_OFFLINE=1``) and no API keys (the offline path of every example). Python
 blocks run in ``.venv/bin/python``; shell blocks in ``bash -euo pipefail`` with ``.venv/bin`` on
 ``PATH``. A block fails on a non-zero exit, which its own ``assert`` lines turn into checks of

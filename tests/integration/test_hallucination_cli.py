@@ -1,4 +1,4 @@
-"""``guardrail check`` on seed 001's examples (English versions), with the real verifier.
+"""``guardrail check`` on the AlphaCodium examples (English versions), with the real verifier.
 
 Uses the bundled verifier, or the model directory in ``GUARDRAIL_TEST_VERIFIER``; skips when
 neither loads.

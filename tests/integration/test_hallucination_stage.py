@@ -86,7 +86,7 @@ def test_alphacodium_invented_answer_flags_both_sentences(guard: Guardrail) -> N
     flagged = {(f.span.start, f.span.end) for f in r.hallucination_flags}
     assert (s1.span.start, s1.span.end) in flagged and (s2.span.start, s2.span.end) in flagged
     assert HallucinationType.NONEXISTENT_ENTITY in flag_types(r, "Google")
-    assert HallucinationType.FABRICATED_FACT in flag_types(r, "2024")  # seed 004: a value
+    assert HallucinationType.FABRICATED_FACT in flag_types(r, "2024")  # a value in no known text
 
 
 def test_wrong_year_is_a_contradiction_on_the_year(guard: Guardrail) -> None:

@@ -1,7 +1,7 @@
 """The Verify and Explore page in headless Debian Chromium, against a real server and models.
 
 Drives ``/usr/bin/chromium`` through ``/usr/bin/chromedriver`` (Debian's ``chromium`` and
-``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits seed 001's
+``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits the
 AlphaCodium example and checks the verdict stamp, the highlighted spans with their reasons, the
 recommendation band and the threshold panel. The delivered view shows what the report says
 (issue 28 item 3): on the AlphaCodium answer with one invented sentence, that sentence struck
@@ -34,14 +34,14 @@ from tests.integration.test_service_server import ROOT, running
 pytestmark = pytest.mark.integration
 
 REQUEST = json.loads((ROOT / "examples/data/check_request.json").read_text())
-KB = json.loads((ROOT / "examples/data/seed004_kb.json").read_text())
+KB = json.loads((ROOT / "examples/data/john_smith_kb.json").read_text())
 #: Repaired from the knowledge base: correct_and_deliver although the confidence is ~0.
 KB_REPAIRED = {
     "query": "Tell me about John",
     "response": "John Smith's email is john.s@company.org.",
     "knowledge_base": KB,
 }
-#: Seed 001's AlphaCodium answer: two supported sentences and an invented one (removed).
+#: The AlphaCodium answer: two supported sentences and an invented one (removed).
 ALPHA = {
     "query": "Who created AlphaCodium?",
     "response": "AlphaCodium was created by CodiumAI. It is a code generation method. "

@@ -134,7 +134,7 @@ def metric(text: str, sample: str) -> float:
     return 0.0
 
 
-def test_seed_001_example_is_flagged_stored_and_counted(server: str) -> None:
+def test_alphacodium_example_is_flagged_stored_and_counted(server: str) -> None:
     before = httpx.get(server + "/metrics").text
     r = httpx.post(server + "/v1/check", json=REQUEST, timeout=300)
     assert r.status_code == 200, r.text

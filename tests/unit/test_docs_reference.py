@@ -3,7 +3,7 @@
 
 - every name in ``guardrail.__all__`` has a ``::: …`` entry in ``docs/reference/*.md``;
 - the generated references (``docs/_hooks/reference.py``) cover every CLI subcommand, every
-  HTTP route, every config field and every seed-004 key, and every ``<!-- generated: … -->``
+  HTTP route, every config field and every stored-results key, and every ``<!-- generated: … -->``
   marker in the pages names a generator;
 - the runnable examples parse; the README keeps its two commands first and its links point at
   pages that exist.

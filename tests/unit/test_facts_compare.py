@@ -1,4 +1,4 @@
-"""Value comparison rules (seed 004): exact, normalised by kind, edit distance."""
+"""Value comparison rules of fact validation: exact, normalised by kind, edit distance."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Subject resolution (aliases, fuzzy, pronouns with gender) and synonym predicate mapping.
 
 No model is loaded: the predicate mapper runs without an embedder here (the embedding step is
-tested in ``tests/integration/test_facts_seed004.py``).
+tested in ``tests/integration/test_facts_knowledge_base_example.py``).
 """
 
 from __future__ import annotations

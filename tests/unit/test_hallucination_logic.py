@@ -102,7 +102,7 @@ def test_weakest_link_and_ratio_rule() -> None:
     s, c, u = ClaimStatus.SUPPORTED, ClaimStatus.CONTRADICTED, ClaimStatus.UNSUPPORTED
     assert not ratio_rule([s, s, s, c], 0.3, 0.8).hallucination  # 25% contradicted
     assert ratio_rule([s, s, c, c], 0.3, 0.8).hallucination  # 50% contradicted
-    assert ratio_rule([u, u], 0.3, 0.8).hallucination  # 100% neutral (seed 001 case 2)
+    assert ratio_rule([u, u], 0.3, 0.8).hallucination  # 100% neutral: the neutral share decides
     assert not ratio_rule([s, u], 0.3, 0.8).hallucination
 
 

@@ -133,7 +133,7 @@ def test_sqlite_import_rejects_the_entity_and_imports_nothing(
 
 
 @pytest.mark.parametrize(
-    "path", [ROOT / "examples/data/seed004_kb.json", ROOT / "chains/data/kb/office.json"]
+    "path", [ROOT / "examples/data/john_smith_kb.json", ROOT / "chains/data/kb/office.json"]
 )
 def test_the_shipped_knowledge_bases_still_load(path: Path, tmp_path: Path) -> None:
     entities = load_entities(path)

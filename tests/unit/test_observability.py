@@ -1,4 +1,4 @@
-"""One structured log record per check (seed 004's fields and levels) and OpenTelemetry spans.
+"""One structured log record per check (the check log's fields and levels) and OpenTelemetry spans.
 
 Every report here comes from a real ``Guardrail`` run: the recommendation band is chosen
 through the configuration (stages disabled, fail-open, band thresholds), and one check runs
@@ -70,7 +70,7 @@ def checked() -> Guardrail:
 
 
 @pytest.mark.parametrize("action", list(Action))
-def test_one_record_per_check_at_seed_004_level(
+def test_one_record_per_check_at_the_recommendation_level(
     action: Action, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.DEBUG, logger="guardrail.check"):

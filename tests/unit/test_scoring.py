@@ -1,4 +1,4 @@
-"""Confidence and recommendation (seed 004 stage 5): pure functions, each band boundary."""
+"""The confidence score and the confidence bands: pure functions, each band boundary."""
 
 from __future__ import annotations
 

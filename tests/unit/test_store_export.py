@@ -1,4 +1,5 @@
-"""Export in seed 004's key layout: paths exactly as the seed names them, JSON, MeTTa; the CLI."""
+"""Export in the stored-results key layout: paths exactly as the layout defines them, JSON, MeTTa;
+the CLI."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from guardrail.store import ReportStore, export_session, nest, turn_paths
 from tests.store_backends import BACKENDS, make_store
 from tests.unit.test_store import ANSWER, make_input, make_report
 
-# Seed 004's "PathMap Key Structure", leaf by leaf ({i} = an item index).
-SEED_LEAVES = """
+# The stored-results key layout ("PathMap Key Structure"), leaf by leaf ({i} = an item index).
+LAYOUT_LEAVES = """
 input/llm_response input/query
 coherence/score coherence/qud/score coherence/qud/addresses_qud coherence/qud/question_type
 coherence/topic/score coherence/topic/drift_detected coherence/entity/score
@@ -35,10 +36,10 @@ correction/corrections/{i}/confidence
 result/confidence result/recommendation result/corrected_response result/annotated_response
 result/new_entities_count
 """.split()
-# The seed leaves "/{issue_idx}/ → Issue details" open: these are the issue's fields.
+# The layout leaves "/{issue_idx}/ → Issue details" open: these are the issue's fields.
 ISSUE_LEAVES = "type description severity span_start span_end suggestion".split()
-# Beyond the seed (issue 28): where each correction is and why, what is delivered, and each
-# claim's outcome.
+# Beyond the original layout (issue 28): where each correction is and why, what is delivered,
+# and each claim's outcome.
 DELIVERY_LEAVES = """
 correction/corrections/{i}/span_start correction/corrections/{i}/span_end
 correction/corrections/{i}/reason result/delivered_response
@@ -64,7 +65,7 @@ def test_paths_are_exactly_the_seeds(store: ReportStore) -> None:
     ]
     issue_leaves = {f"coherence/issues/{{i}}/{leaf}" for leaf in ISSUE_LEAVES}
     claim_leaves = {leaf for leaf in DELIVERY_LEAVES if leaf.startswith("result/claims/")}
-    expected = set(SEED_LEAVES) | issue_leaves | set(DELIVERY_LEAVES)
+    expected = set(LAYOUT_LEAVES) | issue_leaves | set(DELIVERY_LEAVES)
     assert set(leaves) | claim_leaves == expected and set(leaves) >= expected - claim_leaves
     assert len(paths) == len(set(p for p, _ in paths))
     values = dict(paths)

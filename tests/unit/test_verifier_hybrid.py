@@ -1,4 +1,4 @@
-"""Hybrid verification with fallback (seed 001) and ``--verifier`` on the command line."""
+"""Hybrid verification with fallback and ``--verifier`` on the command line."""
 
 from __future__ import annotations
 

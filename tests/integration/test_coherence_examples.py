@@ -1,4 +1,4 @@
-"""Seed 004's coherence examples, end to end with the real spaCy pipeline and MiniLM embedder.
+"""The coherence examples, end to end with the real spaCy pipeline and MiniLM embedder.
 
 Each example runs three ways: through ``check_coherence``, through the ``Guardrail`` pipeline,
 and through ``guardrail check --history examples/data/coherence_*.json --format json``.

@@ -1,4 +1,4 @@
-"""Seed 004's fact-validation example, end to end, with the real spaCy pipeline and MiniLM.
+"""The knowledge-base example (John Smith), end to end, with the real spaCy pipeline and MiniLM.
 
 KB: John Smith {email john.smith@company.com (1.0), join_date 2020 (0.95), department
 Engineering (1.0)}; history: "I joined in 2020, same year as John." (turn 1) and "John works in
@@ -26,8 +26,8 @@ from guardrail.stages.facts import FactValidationStage
 pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
-KB_JSON = DATA / "seed004_kb.json"
-HISTORY = DATA / "seed004_history.json"
+KB_JSON = DATA / "john_smith_kb.json"
+HISTORY = DATA / "john_smith_history.json"
 QUERY = "What is John's email, and when did he join?"
 RESPONSE = (
     "John Smith's email is john.s@company.org. He joined the company in 2019 and works in the "
@@ -76,7 +76,7 @@ def _check_factual(factual: Any) -> None:
 
 
 @pytest.mark.parametrize("kb_kind", ["json", "sqlite"])
-def test_seed004_stages(kb_kind: str, kb_sqlite: Path, history: dict[str, Any]) -> None:
+def test_kb_example_stages(kb_kind: str, kb_sqlite: Path, history: dict[str, Any]) -> None:
     config = GuardrailConfig.load(None)
     resources = Resources(config)
     kb = str(KB_JSON) if kb_kind == "json" else str(kb_sqlite)
@@ -98,7 +98,7 @@ def test_seed004_stages(kb_kind: str, kb_sqlite: Path, history: dict[str, Any]) 
     assert all(RESPONSE[c.span.start : c.span.end] == c.original for c in state.corrections)
 
 
-def test_seed004_through_the_python_api(kb_sqlite: Path, history: dict[str, Any]) -> None:
+def test_kb_example_through_the_python_api(kb_sqlite: Path, history: dict[str, Any]) -> None:
     report = Guardrail().invoke(
         {
             "query": QUERY,
@@ -114,7 +114,7 @@ def test_seed004_through_the_python_api(kb_sqlite: Path, history: dict[str, Any]
     assert report.confidence < 0.5
 
 
-def test_seed004_through_the_cli(
+def test_kb_example_through_the_cli(
     tmp_path: Path, history: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "kb.sqlite"
