@@ -199,8 +199,11 @@ def test_pipeline_feeds_coherence_into_confidence(models: tuple[Any, Any, Any]) 
 
 
 def test_knowledge_base_attributes_are_checked(models: tuple[Any, Any, Any]) -> None:
-    """A KB entity (duck-typed ``find_entity``) not in the registry is still checked."""
+    """A KB entity (duck-typed ``find_entity``) not in the registry is checked by the entity
+    check when it compares values on record (``entity_kb_values``: the pipeline switches it on
+    when the fact-validation stage, whose finding such a value otherwise is, is disabled)."""
     from guardrail.coherence import check_coherence
+    from guardrail.config import CoherenceConfig
     from guardrail.inputs import DialogueState
 
     kb_mod = pytest.importorskip("guardrail.knowledge")
@@ -209,10 +212,15 @@ def test_knowledge_base_attributes_are_checked(models: tuple[Any, Any, Any]) -> 
                        "attributes": {"department": {"value": "Engineering", "confidence": 1.0}}}]}
     )  # fmt: skip
     nlp, embedder, prototypes = models
-    result = check_coherence("John Smith from Marketing will present the budget.", PRESENTER,
-                             DialogueState(), nlp, embedder, knowledge_base=kb,
-                             prototypes=prototypes)  # fmt: skip
+    text = "John Smith from Marketing will present the budget."
+    on = CoherenceConfig(entity_kb_values=True)
+    result = check_coherence(text, PRESENTER, DialogueState(), nlp, embedder, config=on,
+                             knowledge_base=kb, prototypes=prototypes)  # fmt: skip
     assert "entity_mismatch" in _types(result)
+    # by default the value on record is fact validation's finding, counted there once
+    result = check_coherence(text, PRESENTER, DialogueState(), nlp, embedder, knowledge_base=kb,
+                             prototypes=prototypes)  # fmt: skip
+    assert "entity_mismatch" not in _types(result)
 
 
 def test_unusable_input_raises_typed_error(models: tuple[Any, Any, Any]) -> None:

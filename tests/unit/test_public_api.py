@@ -44,7 +44,6 @@ EXPECTED_ALL = [
     "Passage",
     "Problem",
     "ProblemKind",
-    "Recommendation",
     "Regenerate",
     "Span",
     "Stage",
