@@ -199,6 +199,16 @@ def qud_texts(ctx: CoherenceContext) -> list[str]:
     return out
 
 
+def addressed_by_coverage(cov: float, config: CoherenceConfig) -> bool | None:
+    """``addresses_qud`` when the coverage alone settles it, whatever the similarity (0…1)
+    adds to ``0.6 × coverage``; ``None`` when the similarity decides."""
+    if 0.6 * cov >= config.qud_addresses:
+        return True
+    if 0.6 * cov + 0.4 + 1e-6 < config.qud_addresses:
+        return False
+    return None
+
+
 def analyze_qud(
     ctx: CoherenceContext, vectors: Vectors, config: CoherenceConfig
 ) -> tuple[QUDRelevance, list[CoherenceIssue]]:

@@ -163,9 +163,14 @@ class CorrectionStage(Stage):
         return update
 
     def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
-        """The QUD check on the text left after removals (``None``: not applicable)."""
+        """The QUD check on the text left after removals (``None``: not applicable, or not read:
+        the decision reads it only at claim granularity, when the user asked something)."""
+        from guardrail.decision.action import asked_something
+
         coherence = state.coherence
         if coherence is None or not coherence.qud_relevance.details.get("applicable", False):
+            return None
+        if self.config.decision.granularity == "answer" or asked_something(coherence) is False:
             return None
         if not text.strip():
             return QUDRelevance(score=0.0, addresses_qud=False, details={"applicable": True})
