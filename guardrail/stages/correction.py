@@ -122,7 +122,8 @@ class CorrectionStage(Stage):
         args = (doc, state.factual, state.flags or [], state.input.dialogue.entities)
         vocabulary = self._vocabulary(state)
         # Pass 1: the repairs (spelling, knowledge-base and evidence values), re-checked.
-        first = corrector.correct(*args, vocabulary, supported=supported)
+        repairs = corrector.repairs(*args, vocabulary)  # found once, applied in both passes
+        first = corrector.correct(*args, vocabulary, supported=supported, repairs=repairs)
         corrections = self._recheck(state, first.corrections)
         # Pass 2: the decision's plan (the problems, found once, given which are repaired),
         # applied: its removals and annotations.
@@ -136,7 +137,9 @@ class CorrectionStage(Stage):
             self.config,
         )
         plan = planned.delivery
-        outcome = corrector.correct(*args, vocabulary, plan=plan, supported=supported)
+        outcome = corrector.correct(
+            *args, vocabulary, plan=plan, supported=supported, repairs=repairs
+        )
         verified = {
             (c.span.start, c.span.end, c.replacement): c
             for c in corrections
