@@ -40,6 +40,29 @@ from guardrail.report import CoherenceResult, DimensionScore, QUDRelevance
 logger = logging.getLogger(__name__)
 
 
+def _context_texts(
+    query: str, dialogue: DialogueState, history_turns: int
+) -> tuple[list[str], list[str], str]:
+    """The dialogue window's speakers and texts (the query as the latest user turn) and the
+    QUD stack's top (``""``: none)."""
+    window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
+    speakers = [t.speaker for t in window]
+    texts = [t.text for t in window]
+    query = query.strip()
+    if query and (not texts or texts[-1].strip() != query):
+        speakers.append("user")
+        texts.append(query)
+    top = dialogue.qud_stack[-1].strip() if dialogue.qud_stack else ""
+    return speakers, texts, top
+
+
+def context_texts(query: str, dialogue: DialogueState, history_turns: int = 6) -> list[str]:
+    """The texts besides the response that :func:`build_context` parses (for a caller that
+    parses them ahead, with the response, in one ``nlp.pipe``)."""
+    _, texts, top = _context_texts(query, dialogue, history_turns)
+    return [*texts, top] if top else texts
+
+
 def build_context(
     response: str,
     query: str,
@@ -56,14 +79,8 @@ def build_context(
     """
     if not response.strip():
         raise InputError("the response is empty: there is nothing to check for coherence")
-    window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
-    speakers = [t.speaker for t in window]
-    texts = [t.text for t in window]
+    speakers, texts, top = _context_texts(query, dialogue, history_turns)
     query = query.strip()
-    if query and (not texts or texts[-1].strip() != query):
-        speakers.append("user")
-        texts.append(query)
-    top = dialogue.qud_stack[-1].strip() if dialogue.qud_stack else ""
     rest = [*texts, top] if top else texts  # the QUD stack's top is parsed only when there is one
     if response_doc is not None and getattr(response_doc, "text", None) == response:
         docs = [response_doc, *nlp.pipe(rest)] if rest else [response_doc]
