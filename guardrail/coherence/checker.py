@@ -207,14 +207,17 @@ def check_qud(
     nlp: Any,
     embedder: Any,
     config: CoherenceConfig | None = None,
+    response_doc: Any = None,
 ) -> QUDRelevance:
     """The QUD check alone, for a text other than the checked response (the decision
     asks whether what remains after removals still answers the question: ``addresses_qud``).
 
     When the coverage alone settles ``addresses_qud`` (:func:`addressed_by_coverage`), nothing
-    is embedded: ``similarity`` is ``None`` and ``score`` the bound that settles it."""
+    is embedded: ``similarity`` is ``None`` and ``score`` the bound that settles it.
+    ``response_doc``: a parse of ``response`` the caller already has (see
+    :func:`kept_sentences_doc`)."""
     cfg = config or CoherenceConfig()
-    ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns)
+    ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns, response_doc)
     if ctx.question is not None:
         info = classify_question(ctx.question)
         cov = coverage(ctx.answer, ctx.question, info)
@@ -234,3 +237,22 @@ def check_qud(
             )
     qud, _ = analyze_qud(ctx, Vectors.encode(embedder, qud_texts(ctx)), cfg)
     return qud
+
+
+def kept_sentences_doc(doc: Any, text: str) -> Any:
+    """The parse of ``text`` made of ``doc``'s own sentences when ``text`` is ``doc`` with
+    whole sentences removed (the delivered text after removals), else ``None``: the kept
+    sentences keep the tags, parse and entities they had in the full response."""
+    from spacy.tokens import Doc
+
+    wanted = text.split()
+    kept: list[Any] = []
+    at = 0
+    for sent in doc.sents:
+        words = sent.text.split()
+        if words and wanted[at : at + len(words)] == words:
+            kept.append(sent)
+            at += len(words)
+    if not kept or at != len(wanted):
+        return None
+    return Doc.from_docs([s.as_doc() for s in kept])

@@ -177,13 +177,16 @@ class CorrectionStage(Stage):
             return None
         if not text.strip():
             return QUDRelevance(score=0.0, addresses_qud=False, details={"applicable": True})
-        from guardrail.coherence.checker import check_qud
+        from guardrail.coherence.checker import check_qud, kept_sentences_doc
 
+        # removals only: the kept sentences' own parse, not a new parse of the text
+        kept = kept_sentences_doc(state.doc, text) if state.doc is not None else None
         return check_qud(
-            text,
+            kept.text if kept is not None else text,
             state.input.query,
             state.input.dialogue,
             self.nlp(state),
             self.resources.embedder(),
             self.config.coherence,
+            response_doc=kept,
         )
