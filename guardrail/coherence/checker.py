@@ -46,7 +46,7 @@ def _context_texts(
     """The dialogue window's speakers and texts (the query as the latest user turn) and the
     QUD stack's top (``""``: none)."""
     window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
-    speakers = [t.speaker for t in window]
+    speakers: list[str] = [t.speaker for t in window]
     texts = [t.text for t in window]
     query = query.strip()
     if query and (not texts or texts[-1].strip() != query):
