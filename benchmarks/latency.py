@@ -49,16 +49,18 @@ TARGETS = {"p50_ms": 150.0, "p95_ms": 300.0, "answers_per_s": 6.0, "peak_mb": 15
 RATIO_TARGET = 0.30
 """Issue 41: the whole check's p50 at most this share of the naive loop's p50, same run."""
 STAGE_BUDGETS = {
-    "hallucination": 0.140,
-    "coherence": 0.075,
-    "(prepare, decision)": 0.055,
-    "correction": 0.020,
+    "hallucination": 0.155,
+    "(prepare, decision)": 0.065,
+    "coherence": 0.060,
+    "correction": 0.010,
     "claims": 0.007,
     "fact_validation": 0.003,
 }
 """Each stage's budget as a share of the naive loop's p50 (its mean time in this run, against
 the naive p50 of the same run: the machine's load scales both); they add up to
-:data:`RATIO_TARGET`."""
+:data:`RATIO_TARGET`. Measured at issue 41 (two runs): hallucination 0.12–0.15 (claim-to-evidence
+alignment is to fit in its budget), prepare + decision 0.06–0.07 (mostly the response's parse),
+coherence 0.04–0.06, correction 0.005."""
 
 NAMES = ["Halden Robotics", "Orvik Labs", "Castell Foods", "Pellan Energy", "Ubrio Systems"]
 CITIES = ["Lyon", "Tampere", "Porto", "Graz", "Leeds", "Utrecht", "Bergen", "Brno"]
