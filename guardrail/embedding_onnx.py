@@ -156,6 +156,11 @@ def export_transformer(model_dir: Path, target: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+SMALL_BATCH = 32
+"""Up to this many texts are tokenized one by one (the same ids as ``encode_batch``, without
+starting its thread pool, which costs more than it saves on a loaded machine)."""
+
+
 class OnnxEmbedder:
     """``SentenceTransformer.encode`` for Transformer + Pooling (+ Normalize) models on ONNX.
 
@@ -232,7 +237,9 @@ class OnnxEmbedder:
         single = isinstance(sentences, str)
         texts = [sentences] if isinstance(sentences, str) else list(sentences)
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        encodings = self._tok.encode_batch(texts) if texts else []
+        # a few texts (a check's): one by one, without the thread pool encode_batch starts
+        small = len(texts) <= SMALL_BATCH
+        encodings = [self._tok.encode(t) for t in texts] if small else self._tok.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
         for rows in length_buckets(lengths, batch_size, 1.25, 2):
             out[rows] = self._forward([encodings[i] for i in rows])

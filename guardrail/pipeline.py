@@ -56,6 +56,7 @@ from guardrail.report import (
 from guardrail.scoring import confidence_score, final_confidence
 from guardrail.stages.base import (
     Backends,
+    Parses,
     PipelineState,
     Resources,
     Stage,
@@ -410,10 +411,21 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
 
         context = dialogue_context([t.text for t in data.dialogue.turns])
         language = response_language(data.response, data.query, context)
-        return PipelineState(input=data, language=language, doc=self._parse(text, language))
+        parses = Parses()
+        doc = self._parse(text, language, self._ahead(data), parses)
+        return PipelineState(input=data, language=language, doc=doc, parses=parses)
 
-    def _parse(self, text: str, language: str | None) -> Any:
-        """The spaCy parse of the response, once per call (``None`` when not available)."""
+    def _ahead(self, data: GuardInput) -> list[str]:
+        """The texts the enabled stages will parse besides the response (``parses_ahead``)."""
+        disabled = self.config.disabled_stages
+        texts = [t for st in self.stages if st.name not in disabled for t in st.parses_ahead(data)]
+        return list(dict.fromkeys(texts))
+
+    def _parse(
+        self, text: str, language: str | None, ahead: Sequence[str] = (), parses: Any = None
+    ) -> Any:
+        """The spaCy parse of the response, once per call (``None`` when not available), and
+        of the ``ahead`` texts, kept in ``parses``: all in one ``nlp.pipe`` call."""
         if language not in (None, "en"):
             return None
         try:
@@ -421,7 +433,12 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         except GuardrailError as exc:
             logger.info("no shared parse (%s); stages that need spaCy will say so", exc)
             return None
-        return nlp(text)
+        others = [t for t in ahead if t != text] if parses is not None else []
+        if not others:
+            return nlp(text)
+        doc, *docs = nlp.pipe([text, *others])
+        parses.add(dict(zip(others, docs, strict=True)))
+        return doc
 
     def _open_kb(self, path: str | Path) -> Any:
         """Open a knowledge base given as a path once per guardrail, so every stage sees the

@@ -28,8 +28,8 @@ from guardrail.coherence.acts import prototype_texts
 from guardrail.coherence.context import CoherenceContext, ContextTurn, Vectors
 from guardrail.coherence.discourse import analyze_discourse, discourse_texts
 from guardrail.coherence.entity import analyze_entity, entity_texts, find_references
-from guardrail.coherence.qud import analyze_qud, qud_texts
-from guardrail.coherence.questions import is_elliptical
+from guardrail.coherence.qud import addressed_by_coverage, analyze_qud, coverage, qud_texts
+from guardrail.coherence.questions import classify_question, is_elliptical
 from guardrail.coherence.reference import analyze_reference
 from guardrail.coherence.topic import analyze_topic, topic_texts
 from guardrail.config import CoherenceConfig, CoherenceWeights
@@ -38,6 +38,29 @@ from guardrail.inputs import DialogueState
 from guardrail.report import CoherenceResult, DimensionScore, QUDRelevance
 
 logger = logging.getLogger(__name__)
+
+
+def _context_texts(
+    query: str, dialogue: DialogueState, history_turns: int
+) -> tuple[list[str], list[str], str]:
+    """The dialogue window's speakers and texts (the query as the latest user turn) and the
+    QUD stack's top (``""``: none)."""
+    window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
+    speakers: list[str] = [t.speaker for t in window]
+    texts = [t.text for t in window]
+    query = query.strip()
+    if query and (not texts or texts[-1].strip() != query):
+        speakers.append("user")
+        texts.append(query)
+    top = dialogue.qud_stack[-1].strip() if dialogue.qud_stack else ""
+    return speakers, texts, top
+
+
+def context_texts(query: str, dialogue: DialogueState, history_turns: int = 6) -> list[str]:
+    """The texts besides the response that :func:`build_context` parses (for a caller that
+    parses them ahead, with the response, in one ``nlp.pipe``)."""
+    _, texts, top = _context_texts(query, dialogue, history_turns)
+    return [*texts, top] if top else texts
 
 
 def build_context(
@@ -56,19 +79,15 @@ def build_context(
     """
     if not response.strip():
         raise InputError("the response is empty: there is nothing to check for coherence")
-    window = [t for t in dialogue.turns if t.text.strip()][-history_turns:] if history_turns else []
-    speakers = [t.speaker for t in window]
-    texts = [t.text for t in window]
+    speakers, texts, top = _context_texts(query, dialogue, history_turns)
     query = query.strip()
-    if query and (not texts or texts[-1].strip() != query):
-        speakers.append("user")
-        texts.append(query)
-    top = dialogue.qud_stack[-1].strip() if dialogue.qud_stack else ""
+    rest = [*texts, top] if top else texts  # the QUD stack's top is parsed only when there is one
     if response_doc is not None and getattr(response_doc, "text", None) == response:
-        docs = [response_doc, *nlp.pipe([*texts, top or " "])]
+        docs = [response_doc, *nlp.pipe(rest)] if rest else [response_doc]
     else:
-        docs = list(nlp.pipe([response, *texts, top or " "]))
-    answer, turn_docs, top_doc = docs[0], docs[1:-1], docs[-1]
+        docs = list(nlp.pipe([response, *rest]))
+    answer, turn_docs = docs[0], docs[1 : 1 + len(texts)]
+    top_doc = docs[-1] if top else None
     turns = [
         ContextTurn(speaker=s, text=t, doc=d, age=len(texts) - 1 - i)
         for i, (s, t, d) in enumerate(zip(speakers, texts, turn_docs, strict=True))
@@ -188,10 +207,52 @@ def check_qud(
     nlp: Any,
     embedder: Any,
     config: CoherenceConfig | None = None,
+    response_doc: Any = None,
 ) -> QUDRelevance:
     """The QUD check alone, for a text other than the checked response (the decision
-    asks whether what remains after removals still answers the question)."""
+    asks whether what remains after removals still answers the question: ``addresses_qud``).
+
+    When the coverage alone settles ``addresses_qud`` (:func:`addressed_by_coverage`), nothing
+    is embedded: ``similarity`` is ``None`` and ``score`` the bound that settles it.
+    ``response_doc``: a parse of ``response`` the caller already has (see
+    :func:`kept_sentences_doc`)."""
     cfg = config or CoherenceConfig()
-    ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns)
+    ctx = build_context(response, query, dialogue, nlp, None, cfg.history_turns, response_doc)
+    if ctx.question is not None:
+        info = classify_question(ctx.question)
+        cov = coverage(ctx.answer, ctx.question, info)
+        settled = addressed_by_coverage(cov, cfg)
+        if settled is not None:
+            bound = 0.6 * cov if settled else min(1.0, 0.6 * cov + 0.4)
+            return QUDRelevance(
+                score=round(bound, 4),
+                addresses_qud=settled,
+                question_type=info.label,
+                coverage=round(cov, 4),
+                details={
+                    "applicable": True,
+                    "question": ctx.question.text,
+                    "similarity": "not computed: the coverage settles addresses_qud",
+                },
+            )
     qud, _ = analyze_qud(ctx, Vectors.encode(embedder, qud_texts(ctx)), cfg)
     return qud
+
+
+def kept_sentences_doc(doc: Any, text: str) -> Any:
+    """The parse of ``text`` made of ``doc``'s own sentences when ``text`` is ``doc`` with
+    whole sentences removed (the delivered text after removals), else ``None``: the kept
+    sentences keep the tags, parse and entities they had in the full response."""
+    from spacy.tokens import Doc
+
+    wanted = text.split()
+    kept: list[Any] = []
+    at = 0
+    for sent in doc.sents:
+        words = sent.text.split()
+        if words and wanted[at : at + len(words)] == words:
+            kept.append(sent)
+            at += len(words)
+    if not kept or at != len(wanted):
+        return None
+    return Doc.from_docs([s.as_doc() for s in kept])

@@ -4,13 +4,15 @@
 (a TIME/DATE entity for *when*, a PERSON for *who*, a place entity or place PP for *where*, a
 reason clause for *why*, a quantity for *how many*, yes/no or a paraphrase for polar questions,
 one of the offered options for alternatives). ``similarity`` is the embedding cosine of question
-and answer. ``score = 0.6 × coverage + 0.4 × similarity`` (the QUD check's weights).
+and answer (the answer's vector: the normalised mean of its sentences'). ``score = 0.6 × coverage + 0.4 × similarity`` (the QUD check's weights).
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from guardrail.coherence.acts import DialogueAct, classify_by_rules
 from guardrail.coherence.context import CoherenceContext, Vectors, content_lemmas
@@ -189,14 +191,41 @@ def coverage(answer: Doc, question: Doc, info: QuestionInfo) -> float:
     return len(asked & content_lemmas(answer)) / len(asked) if asked else 0.5
 
 
+def answer_sentences(ctx: CoherenceContext) -> list[str]:
+    """The response's sentences (the spaCy parse's), whose embeddings stand for the answer's."""
+    return [s.text for s in ctx.answer.sents if s.text.strip()]
+
+
+def similarity(ctx: CoherenceContext, vectors: Vectors, text: str) -> float:
+    """Cosine of ``text`` and the answer: the normalised mean of the answer's sentence vectors
+    (each sentence is embedded anyway, for its dialogue act and as a claim; a long answer is
+    not truncated at the embedder's length limit)."""
+    sents = [t for t in answer_sentences(ctx) if t in vectors]
+    if not sents or not text.strip():
+        return vectors.cos(ctx.response, text) if ctx.response in vectors else 0.0
+    mean = np.mean([vectors.vector(t) for t in sents], axis=0)
+    norm = float(np.linalg.norm(mean))
+    return float(mean @ vectors.vector(text)) / norm if norm > 0 else 0.0
+
+
 def qud_texts(ctx: CoherenceContext) -> list[str]:
     """Strings this analyser needs embedded."""
-    out = [ctx.response]
+    out = answer_sentences(ctx) or [ctx.response]
     if ctx.question is not None:
         out.append(ctx.question.text)
     if ctx.query is not None:
         out.append(ctx.query.text)
     return out
+
+
+def addressed_by_coverage(cov: float, config: CoherenceConfig) -> bool | None:
+    """``addresses_qud`` when the coverage alone settles it, whatever the similarity (0…1)
+    adds to ``0.6 × coverage``; ``None`` when the similarity decides."""
+    if 0.6 * cov >= config.qud_addresses:
+        return True
+    if 0.6 * cov + 0.4 + 1e-6 < config.qud_addresses:
+        return False
+    return None
 
 
 def analyze_qud(
@@ -208,9 +237,9 @@ def analyze_qud(
         return QUDRelevance(details=details), []
     info = classify_question(ctx.question)
     cov = coverage(ctx.answer, ctx.question, info)
-    sim = max(0.0, vectors.cos(ctx.response, ctx.question.text))
+    sim = max(0.0, similarity(ctx, vectors, ctx.question.text))
     if ctx.query is not None and ctx.question_source == "qud_stack":
-        sim = max(sim, vectors.cos(ctx.response, ctx.query.text))
+        sim = max(sim, similarity(ctx, vectors, ctx.query.text))
     score = max(0.0, min(1.0, 0.6 * cov + 0.4 * sim))
     issues: list[CoherenceIssue] = []
     if score < config.qud_not_addressed:

@@ -74,8 +74,18 @@ def _content_sentences(ctx: CoherenceContext) -> list[Span]:
     return [s for s in ctx.answer.sents if content_lemmas(s)]
 
 
+def topic_applicable(ctx: CoherenceContext) -> bool:
+    """Whether there is a dialogue to stay on the topic of: declared topics or a turn before the
+    latest. With only the query, whether the answer is about it is the QUD dimension's job (a
+    topic graph needs a dialogue: judging each sentence against the question alone flags
+    on-topic elaborations as drift)."""
+    return bool(ctx.topics) or any(t.age > 0 for t in ctx.turns)
+
+
 def topic_texts(ctx: CoherenceContext) -> list[str]:
-    """Strings this analyser needs embedded."""
+    """Strings this analyser needs embedded (none when it does not apply)."""
+    if not topic_applicable(ctx):
+        return []
     out = [n.phrase for n in topic_graph(ctx)]
     out += [t.text for t in ctx.turns]
     out += [s.text for s in _content_sentences(ctx)]
@@ -86,13 +96,9 @@ def analyze_topic(
     ctx: CoherenceContext, vectors: Vectors, config: CoherenceConfig
 ) -> tuple[DimensionScore, list[CoherenceIssue]]:
     """Score the response's topic consistency against the dialogue's topic graph."""
-    nodes = topic_graph(ctx)
-    earlier = [t for t in ctx.turns if t.age > 0]
-    if not ctx.topics and not earlier:
-        # Only the query: whether the answer is about it is the QUD dimension's job; a topic
-        # graph needs a dialogue (judging each sentence against the question alone flags
-        # on-topic elaborations as drift).
+    if not topic_applicable(ctx):
         return DimensionScore(details={"applicable": False, "reason": "no dialogue context"}), []
+    nodes = topic_graph(ctx)
     graph_lemmas = ctx.context_lemmas() | {
         w.lower() for e in ctx.entities for n in [e.name, *e.aliases] for w in n.split()
     }

@@ -46,6 +46,18 @@ class CorrectionOutcome:
     new_entities: list[NewEntity] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Repairs:
+    """What correcting a response finds whatever the decision's plan: the text edits (spelling,
+    grammar, knowledge-base and evidence values, severe removals), the sentences and the new
+    entities. Found once per response (:meth:`ResponseCorrector.repairs`) and applied with or
+    without a plan."""
+
+    edits: tuple[Edit, ...]
+    sentences: tuple[tuple[int, int], ...]
+    new_entities: tuple[NewEntity, ...]
+
+
 class ResponseCorrector:
     """Plans and applies corrections.
 
@@ -58,22 +70,15 @@ class ResponseCorrector:
         self.config = config
         self.speller = speller
 
-    def correct(
+    def repairs(
         self,
         doc: Any,
         factual: FactualValidationResult | None,
         flags: list[HallucinationFlag],
         registry: list[EntityInfo],
         vocabulary: set[str],
-        plan: DeliveryPlan | None = None,
-        supported: Sequence[Span] = (),
-    ) -> CorrectionOutcome:
-        """Correct the response parsed as ``doc`` (a spaCy ``Doc`` of the original text).
-
-        ``plan``: the decision's removals and claim notes (see
-        :func:`guardrail.decision.plan_delivery`); ``supported``: spans of claims the evidence
-        supports.
-        """
+    ) -> Repairs:
+        """The plan-independent part of :meth:`correct` for the response parsed as ``doc``."""
         cfg = self.config
         text: str = doc.text
         edits: list[Edit] = []
@@ -86,6 +91,31 @@ class ResponseCorrector:
         sentences = sentence_ranges(doc)
         if cfg.remove_severe:
             edits += removal_edits(text, sentences, flags, cfg.confidence.certain)
+        return Repairs(tuple(edits), tuple(sentences), tuple(new_entities(doc, registry)))
+
+    def correct(
+        self,
+        doc: Any,
+        factual: FactualValidationResult | None,
+        flags: list[HallucinationFlag],
+        registry: list[EntityInfo],
+        vocabulary: set[str],
+        plan: DeliveryPlan | None = None,
+        supported: Sequence[Span] = (),
+        repairs: Repairs | None = None,
+    ) -> CorrectionOutcome:
+        """Correct the response parsed as ``doc`` (a spaCy ``Doc`` of the original text).
+
+        ``plan``: the decision's removals and claim notes (see
+        :func:`guardrail.decision.plan_delivery`); ``supported``: spans of claims the evidence
+        supports; ``repairs``: :meth:`repairs` of the same arguments when already found (the
+        correction stage applies them twice: without the plan, then with it).
+        """
+        cfg = self.config
+        text: str = doc.text
+        found = repairs or self.repairs(doc, factual, flags, registry, vocabulary)
+        edits = list(found.edits)
+        sentences = list(found.sentences)
         if plan is not None and plan.removals:
             edits += planned_removal_edits(text, sentences, plan.removals)
         text_edits = resolve_overlaps(edits)
@@ -110,7 +140,7 @@ class ResponseCorrector:
             corrected=apply_edits(text, text_edits),
             annotated=apply_edits(text, all_edits),
             corrections=corrections,
-            new_entities=new_entities(doc, registry),
+            new_entities=list(found.new_entities),
         )
 
     def _cap(self, edits: list[Edit]) -> list[Edit]:

@@ -271,6 +271,11 @@ class Parses:
         self._lock = threading.Lock()
         self._docs: dict[str, Any] = {}
 
+    def add(self, docs: dict[str, Any]) -> None:
+        """Keep parses made elsewhere (``prepare`` parses texts ahead with the response)."""
+        with self._lock:
+            self._docs.update(docs)
+
     def get(self, nlp: Any, texts: Sequence[str]) -> list[Any]:
         """The parses of ``texts``, parsing those not seen yet in one ``nlp.pipe`` call."""
         with self._lock:
@@ -339,6 +344,12 @@ class Stage(ABC):
     def skip_reason(self, state: PipelineState) -> str | None:
         """Why this stage does not apply to ``state`` (``None`` = run it)."""
         return None
+
+    def parses_ahead(self, data: GuardInput) -> Sequence[str]:
+        """Texts besides the response this stage will parse with spaCy (through
+        :meth:`nlp`): ``prepare`` parses them with the response in one ``nlp.pipe`` call (one
+        call costs less than several; the parses are the same)."""
+        return ()
 
     def nlp(self, state: PipelineState) -> SharedParse:
         """The spaCy pipeline, returning ``state.doc`` for the response and the call's shared

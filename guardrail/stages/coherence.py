@@ -10,7 +10,9 @@ English parse), so the confidence score leaves coherence out instead of trusting
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
+from guardrail.inputs import GuardInput
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 
 logger = logging.getLogger(__name__)
@@ -32,6 +34,12 @@ class CoherenceStage(Stage):
         if language is not None and language != "en":
             return f"coherence rules cover English only (response language: {language!r})"
         return None
+
+    def parses_ahead(self, data: GuardInput) -> Sequence[str]:
+        """The query, the dialogue window and the QUD stack's top (the coherence context)."""
+        from guardrail.coherence.checker import context_texts
+
+        return context_texts(data.query, data.dialogue, self.config.coherence.history_turns)
 
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.coherence.checker import check_coherence, embed_prototypes

@@ -122,7 +122,8 @@ class CorrectionStage(Stage):
         args = (doc, state.factual, state.flags or [], state.input.dialogue.entities)
         vocabulary = self._vocabulary(state)
         # Pass 1: the repairs (spelling, knowledge-base and evidence values), re-checked.
-        first = corrector.correct(*args, vocabulary, supported=supported)
+        repairs = corrector.repairs(*args, vocabulary)  # found once, applied in both passes
+        first = corrector.correct(*args, vocabulary, supported=supported, repairs=repairs)
         corrections = self._recheck(state, first.corrections)
         # Pass 2: the decision's plan (the problems, found once, given which are repaired),
         # applied: its removals and annotations.
@@ -136,7 +137,9 @@ class CorrectionStage(Stage):
             self.config,
         )
         plan = planned.delivery
-        outcome = corrector.correct(*args, vocabulary, plan=plan, supported=supported)
+        outcome = corrector.correct(
+            *args, vocabulary, plan=plan, supported=supported, repairs=repairs
+        )
         verified = {
             (c.span.start, c.span.end, c.replacement): c
             for c in corrections
@@ -163,19 +166,27 @@ class CorrectionStage(Stage):
         return update
 
     def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
-        """The QUD check on the text left after removals (``None``: not applicable)."""
+        """The QUD check on the text left after removals (``None``: not applicable, or not read:
+        the decision reads it only at claim granularity, when the user asked something)."""
+        from guardrail.decision.action import asked_something
+
         coherence = state.coherence
         if coherence is None or not coherence.qud_relevance.details.get("applicable", False):
             return None
+        if self.config.decision.granularity == "answer" or asked_something(coherence) is False:
+            return None
         if not text.strip():
             return QUDRelevance(score=0.0, addresses_qud=False, details={"applicable": True})
-        from guardrail.coherence.checker import check_qud
+        from guardrail.coherence.checker import check_qud, kept_sentences_doc
 
+        # removals only: the kept sentences' own parse, not a new parse of the text
+        kept = kept_sentences_doc(state.doc, text) if state.doc is not None else None
         return check_qud(
-            text,
+            kept.text if kept is not None else text,
             state.input.query,
             state.input.dialogue,
             self.nlp(state),
             self.resources.embedder(),
             self.config.coherence,
+            response_doc=kept,
         )

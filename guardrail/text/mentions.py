@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -112,6 +113,22 @@ def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
         text: the text to scan.
         nlp: an optional spaCy ``Language``; its entities give the names.
     """
+    if nlp is None:  # the same evidence text is scanned for every claim: once is enough
+        return list(_rule_mentions(text))
+    return _scan(text, nlp)
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_mentions(text: str) -> tuple[Mention, ...]:
+    return tuple(_scan(text, None))
+
+
+@functools.lru_cache(maxsize=256)
+def _flat(evidence: str) -> str:
+    return normalise(evidence)
+
+
+def _scan(text: str, nlp: Any) -> list[Mention]:
     found: list[Mention] = []
     taken: list[tuple[int, int]] = []
 
@@ -150,7 +167,7 @@ def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
 def mention_in(mention: Mention, evidence: str, name_ratio: float = 90.0) -> bool:
     """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily)."""
     key = mention.key
-    flat = normalise(evidence)
+    flat = _flat(evidence)  # one evidence text is searched for every mention of every claim
     if mention.kind is not MentionKind.NAME:
         if key in flat:
             # A number must match a whole number, not a digit run inside another one.

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -124,6 +125,16 @@ def _boundaries(text: str) -> list[int]:
 
 def split_sentences(text: str) -> list[Sentence]:
     """Split ``text`` into sentences with spans; list markers and outer whitespace excluded."""
+    return list(_split_cached(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_cached(text: str) -> tuple[Sentence, ...]:
+    """:func:`split_sentences`, once per text (evidence windows are split for every claim)."""
+    return tuple(_split(text))
+
+
+def _split(text: str) -> list[Sentence]:
     out: list[Sentence] = []
     start = 0
     for end in _boundaries(text):

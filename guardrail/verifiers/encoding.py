@@ -34,6 +34,12 @@ class EncodedBatch:
     token_type_ids: np.ndarray
 
 
+WORD_CHARS = 32
+"""Texts up to this long have their token counts remembered (:meth:`PairEncoder.count_tokens`)."""
+WORD_CACHE = 100_000
+"""At most this many remembered counts (then the memory starts over)."""
+
+
 class PairEncoder:
     """Encodes pairs with a fast tokenizer, truncating to ``max_tokens`` premise first."""
 
@@ -49,6 +55,7 @@ class PairEncoder:
         if pad is None:
             pad = tokenizer.token_to_id("<pad>")
         self._pad_id = int(pad) if pad is not None else 0
+        self._word_counts: dict[str, int] = {}
 
     @classmethod
     def from_dir(cls, model_dir: str | Path, max_tokens: int) -> PairEncoder:
@@ -65,8 +72,17 @@ class PairEncoder:
         return cls(tokenizer, max_tokens)
 
     def count_tokens(self, text: str) -> int:
-        """Number of tokens of ``text`` without special tokens."""
-        return len(self._tok.encode(text, add_special_tokens=False).ids)
+        """Number of tokens of ``text`` without special tokens (short texts — the words
+        evidence windows are cut by — remembered, up to ``WORD_CACHE`` of them)."""
+        if len(text) > WORD_CHARS:
+            return len(self._tok.encode(text, add_special_tokens=False).ids)
+        found = self._word_counts.get(text)
+        if found is None:
+            found = len(self._tok.encode(text, add_special_tokens=False).ids)
+            if len(self._word_counts) >= WORD_CACHE:
+                self._word_counts.clear()
+            self._word_counts[text] = found
+        return found
 
     def encode(self, pair: Pair) -> tuple[list[int], list[int]]:
         """Token ids and token-type ids of one pair, at most ``max_tokens`` long."""

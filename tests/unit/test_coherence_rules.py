@@ -294,3 +294,36 @@ def test_stage_skips_languages_the_rules_do_not_cover() -> None:
     assert reason is not None and "English only" in reason
     english = PipelineState(input=GuardInput(response="The meeting is at 2pm on Monday."))
     assert stage.skip_reason(english) is None
+
+
+def test_kept_sentences_doc_reuses_the_parse_after_removals(nlp: Any) -> None:
+    from guardrail.coherence.checker import kept_sentences_doc
+
+    doc = nlp("John met Sal in Paris. The sky was green. They signed the deal on Monday.")
+    kept = kept_sentences_doc(doc, "John met Sal in Paris. They signed the deal on Monday.")
+    assert kept is not None
+    assert kept.text.split() == "John met Sal in Paris. They signed the deal on Monday.".split()
+    assert [e.text for e in kept.ents] == [e.text for e in doc.ents if e.text != "green"]
+    assert len(list(kept.sents)) == 2
+    # a text that is not the response minus whole sentences is parsed anew (None here)
+    assert kept_sentences_doc(doc, "John met Sal in Lyon. They signed the deal on Monday.") is None
+
+
+def test_similarity_is_the_mean_of_the_sentence_vectors(nlp: Any) -> None:
+    from guardrail.coherence.qud import qud_texts, similarity
+
+    ctx = build_context("It rains. It is cold.", "How is the weather?", DialogueState(), nlp)
+    texts = qud_texts(ctx)
+    assert "It rains. It is cold." not in texts  # the whole answer is not embedded again
+    import numpy as np
+
+    class Seeded:
+        def encode(self, texts: list[str], **_: Any) -> Any:
+            rows = np.random.default_rng(7).normal(size=(len(texts), 8)).astype(np.float32)
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    vectors = Vectors.encode(Seeded(), texts)
+    mean = (vectors.vector("It rains.") + vectors.vector("It is cold.")) / 2
+    expected = float(mean @ vectors.vector("How is the weather?")) / float(np.linalg.norm(mean))
+    assert expected != 0.0
+    assert similarity(ctx, vectors, "How is the weather?") == pytest.approx(expected)
