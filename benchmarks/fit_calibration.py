@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         meta["recipe"] = {"name": args.candidate, **asdict(CANDIDATES[args.candidate])}
         meta["recipe_rule"] = (
             "chosen among benchmarks/fit_calibration.py --cv recipes by grouped 5-fold CV on "
-            "this dev dump (see benchmarks/results/calibration_cv_session11_dev.json)"
+            "this dev dump (see benchmarks/results/calibration_cv_recipes_dev.json)"
         )
     out = ClaimCalibrator(coef, bias, threshold, meta, remove_below)
     args.out.write_text(json.dumps(out.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -507,9 +507,9 @@ def pct(x: Any) -> str:
 DECISION_SETS = ("qags", "factcheck_gpt", "lfqa_rag", "lfqa", "multi-sentence+lfqa", "wice",
                  "halueval", "all")  # fmt: skip
 DECISION_RUNS = (
-    ("decisions_session9_claimlevel.json", "claim-level (default)"),
-    ("decisions_session9_answerlevel.json", "answer-level"),
-    ("decisions_before_session9.json", "before claim-level decisions"),
+    ("decisions_claim_level.json", "claim-level (default)"),
+    ("decisions_answer_level.json", "answer-level"),
+    ("decisions_before_claim_level.json", "before claim-level decisions"),
 )
 
 
@@ -539,16 +539,13 @@ def render_decisions(split: str) -> str:
 #: Levers for claim accuracy (issue 30), each with the file of its run; the dev figures of a
 #: calibration refit are fitted on those dev parts (in-sample), the others are not.
 CLAIM_LEVERS = (
-    ("decisions_session9_claimlevel.json", "what ships (session 9 install)", "yes"),
-    ("decisions_session12_dev_shipped.json", "what ships (session 12 install)", "yes"),
-    ("decisions_session13_test_shipped.json", "what ships (session 13 install)", "yes"),
-    ("decisions_session10_refit_not_shipped.json", "calibration refit, 5 features (dev in-sample)", "no"),
-    ("decisions_session11_shape_intercepts_not_shipped.json", "calibration with per-shape intercepts (dev in-sample)", "no"),
-    ("decisions_session12_hybrid_bundled_v4_not_shipped.json", "bundled + verifier-v4 hybrid", "no"),
-    ("decisions_session13_four_windows_not_shipped.json", "4 windows per claim (`four_windows.yaml`)", "no"),
-    ("decisions_session13_six_windows_dev_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
-    ("decisions_session13_six_windows_test_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
-    ("decisions_session13_exhaustive_windows_not_shipped.json", "every window (`exhaustive_windows.yaml`)", "no"),
+    ("decisions_claim_level.json", "what ships", "yes"),
+    ("decisions_calibration_refit_five_features_not_shipped.json", "calibration refit, 5 features (dev in-sample)", "no"),
+    ("decisions_calibration_shape_intercepts_not_shipped.json", "calibration with per-shape intercepts (dev in-sample)", "no"),
+    ("decisions_hybrid_bundled_v4_dev_not_shipped.json", "bundled + verifier-v4 hybrid", "no"),
+    ("decisions_four_windows_not_shipped.json", "4 windows per claim (`four_windows.yaml`)", "no"),
+    ("decisions_six_windows_not_shipped.json", "6 windows per claim (`six_windows.yaml`)", "no"),
+    ("decisions_exhaustive_windows_dev_not_shipped.json", "every window (`exhaustive_windows.yaml`)", "no"),
 )  # fmt: skip
 LEVER_SETS = ("qags", "factcheck_gpt", "wice", "halueval", "lfqa_rag", "all")
 
@@ -686,6 +683,45 @@ def render_footprint() -> str:
     return "\n".join(lines)
 
 
+ONE_FACT_EDITS = ("one_fact_edits_dev.json", "one_fact_edits_test.json")
+EDIT_KINDS = {
+    "name": "a name swapped for another from the same documents",
+    "number": "a number or year changed",
+    "negation": '"not" removed or inserted',
+}
+
+
+def render_one_fact_edits() -> str:
+    """Caught / pair caught / originals kept per kind of one-fact edit, dev and test."""
+    lines = [
+        "| split | edit | edits | caught | pairs | caught while the original is `VERIFIED` "
+        "| originals `VERIFIED` |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in ONE_FACT_EDITS:
+        d = _load(name)
+        for kind, label in EDIT_KINDS.items():
+            f = d["kinds"][kind]["all"]
+            lines.append(
+                f"| {d['split']} | {label} | {f['n']} | {pct(f['caught'])} % | {f['pairs']} "
+                f"| {pct(f['pair_caught'])} % | {pct(f['originals_kept'])} % |"
+            )
+    kept = [_load(name) for name in ONE_FACT_EDITS]
+    lines += [
+        "",
+        "Unedited sentences `VERIFIED`: "
+        + ", ".join(
+            f"{d['split']} {pct(d['originals']['all']['verified'])} % of "
+            f"{d['originals']['all']['n']}"
+            for d in kept
+        )
+        + ". Files: "
+        + ", ".join(f"`{n}`" for n in ONE_FACT_EDITS)
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "published": render_published,
     "cli": render_cli,
@@ -699,6 +735,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "latency": render_latency,
     "footprint": render_footprint,
     "verifier": render_verifier,
+    "one-fact-edits": render_one_fact_edits,
 }
 
 

@@ -1,0 +1,510 @@
+"""One fact changed: is a supported sentence with one wrong fact still VERIFIED?
+
+Takes sentences people labelled *supported* from the decisions sets (``decisions_data.py``:
+LFQA answers by question split, QAGS summaries, Factcheck-GPT answers, WiCE claims), edits one
+fact in each, and checks the original and every edit **alone** against its own documents, as an
+answer would be checked (the set's query, ``response`` = the sentence, ``passages`` = the
+documents), with ``Guardrail(config)`` (default: the offline profile). Three kinds of edit,
+each deterministic for a ``--seed``:
+
+- ``name``: a PERSON / ORG / GPE name of the sentence (spaCy NER, :func:`guardrail.nlp.load_spacy`)
+  replaced by another name of the same kind **taken from the same documents** (sharing no word
+  with it), so every word of the edit is in the evidence;
+- ``number``: a number changed (a year by 1–9 years, an amount by 20–60 %, a small count to
+  another small count), never to its own value;
+- ``negation``: "not" removed ("not", "n't", "never") where the sentence has one, else inserted
+  after the main clause's auxiliary (``do``-support for a bare past / present verb).
+
+Figures per kind (and per set in the JSON):
+
+- caught: share of edits whose verdict is not ``VERIFIED``;
+- claim caught: share of edits whose claim covering the edited words is not ``supported``;
+- pair caught: caught, among the edits whose unedited sentence is ``VERIFIED``;
+- originals kept: share of the unedited sentences (that took this kind of edit) ``VERIFIED``.
+
+Run (from the repository root; ``--limit`` = sentences per set, hash-sampled)::
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/one_fact_edits.py --split dev --limit 0 \\
+        --out benchmarks/results/one_fact_edits_dev.json      # every sentence: about 6 minutes
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/one_fact_edits.py --split test --limit 20  # a look
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__:
+    from .decisions import Judged, code_version, environment, run
+    from .decisions_data import Item, LabelledSentence, data_dir, load
+else:  # run as a script: this folder is sys.path[0]
+    from decisions import Judged, code_version, environment, run
+    from decisions_data import Item, LabelledSentence, data_dir, load
+
+LOG = logging.getLogger("benchmarks.one_fact_edits")
+SETS = ("lfqa", "qags", "factcheck_gpt", "wice")
+KINDS = ("name", "number", "negation")
+NAME_LABELS = ("PERSON", "ORG", "GPE")
+MIN_WORDS = 4
+"""Sentences shorter than this (headings, fragments) are not used."""
+_NAME = re.compile(r"[A-Z][\w.&'’-]*(?: [\w.&'’-]+){0,4}")
+_WORD = re.compile(r"[a-z0-9]+")
+_NOT_A_NAME_WORD = {"the", "of", "and", "a", "an", "for", "in", "on", "at", "to", "de", "s"}
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w,]|\.\d)")
+_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One fact changed in ``sentence``: ``before`` at ``start`` became ``after``."""
+
+    kind: str
+    sentence: str
+    edited: str
+    start: int
+    """Where the change starts in ``edited``."""
+    before: str
+    after: str
+
+    @property
+    def end(self) -> int:
+        """Where the change ends in ``edited``."""
+        return self.start + len(self.after)
+
+
+def replace(kind: str, sentence: str, start: int, end: int, after: str) -> Edit:
+    """``sentence`` with ``[start, end)`` replaced by ``after``."""
+    edited = sentence[:start] + after + sentence[end:]
+    return Edit(kind, sentence, edited, start, sentence[start:end], after)
+
+
+def rng_for(seed: int, *keys: str) -> random.Random:
+    """A generator seeded by ``seed`` and ``keys`` (stable across processes and Pythons)."""
+    digest = hashlib.sha256("\0".join([str(seed), *keys]).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# --- names ------------------------------------------------------------------------------------
+
+
+def _bare(name: str) -> str:
+    """The name without a leading article or a trailing possessive."""
+    name = re.sub(r"^(?:the|The)\s+", "", name.strip())
+    return re.sub(r"(?:'s|’s)$", "", name).strip()
+
+
+def _words(name: str) -> set[str]:
+    return set(_WORD.findall(name.lower())) - _NOT_A_NAME_WORD
+
+
+def _is_name(text: str) -> bool:
+    """A capitalised name of at most five words, each capitalised but for connectors."""
+    return bool(_NAME.fullmatch(text)) and all(
+        w[:1].isupper() or w.lower() in _NOT_A_NAME_WORD for w in text.split()
+    )
+
+
+def evidence_names(docs: Iterable[Any]) -> dict[str, list[str]]:
+    """Capitalised PERSON / ORG / GPE names in the evidence's parsed ``docs``, in order of
+    appearance, each under the label NER gives it most often (ties: the first)."""
+    labels: dict[str, Counter[str]] = {}
+    for doc in docs:
+        for ent in doc.ents:
+            name = _bare(ent.text)
+            if ent.label_ in NAME_LABELS and _is_name(name):
+                labels.setdefault(name, Counter())[ent.label_] += 1
+    out: dict[str, list[str]] = {label: [] for label in NAME_LABELS}
+    for name, counts in labels.items():
+        out[counts.most_common(1)[0][0]].append(name)
+    return out
+
+
+def name_edit(doc: Any, names: dict[str, list[str]], rng: random.Random) -> Edit | None:
+    """Replace one name of the parsed sentence ``doc`` by another of the same label from
+    ``names`` (the evidence's) that shares no word with any name of the sentence. ``None`` for
+    a lower-cased sentence, whose one capital is its first letter."""
+    sentence = doc.text
+    if not any(c.isupper() for c in sentence.split(maxsplit=1)[-1]):
+        return None  # lower-cased text (QAGS summaries): a capital only marks the first word
+    mentioned = set().union(*(_words(e.text) for e in doc.ents)) if doc.ents else set()
+    ents = [e for e in doc.ents if e.label_ in NAME_LABELS and _is_name(_bare(e.text))]
+    rng.shuffle(ents)
+    for ent in ents:
+        bare = _bare(ent.text)
+        options = [
+            n
+            for n in names.get(ent.label_, [])
+            if not _words(n) & (mentioned | _words(bare)) and n.lower() not in sentence.lower()
+        ]
+        if not options:
+            continue
+        start = ent.start_char + ent.text.index(bare)
+        return replace("name", sentence, start, start + len(bare), rng.choice(options))
+    return None
+
+
+# --- numbers ----------------------------------------------------------------------------------
+
+
+def changed_number(text: str, rng: random.Random) -> str:
+    """Another value for the number ``text`` (``1,200``, ``1998``, ``3.5``), formatted alike."""
+    whole, _, fraction = text.partition(".")
+    value = int(whole.replace(",", ""))
+    if not fraction and len(whole) == 4 and 1000 <= value <= 2100:  # a year
+        new = value + rng.choice([-1, 1]) * rng.randint(1, 9)
+    elif value < 12:
+        new = rng.choice([v for v in range(1, 13) if v != value])
+    else:
+        new = round(value * rng.choice([0.4, 0.5, 0.7, 1.3, 1.5, 1.6]))
+        new = new if new != value else value + 1
+    out = f"{new:,}" if "," in whole else str(new)
+    return f"{out}.{fraction}" if fraction else out
+
+
+def number_edit(sentence: str, rng: random.Random) -> Edit | None:
+    """Change one number of ``sentence`` (digits only: "1998", "1,200", "3.5", "40%")."""
+    found = list(_NUMBER.finditer(sentence))
+    if not found:
+        return None
+    match = rng.choice(found)
+    return replace(
+        "number", sentence, match.start(), match.end(), changed_number(match.group(), rng)
+    )
+
+
+# --- negation ---------------------------------------------------------------------------------
+
+_DO = {"VBD": "did", "VBZ": "does", "VBP": "do"}
+
+
+def negation_edit(doc: Any) -> Edit | None:
+    """Remove the sentence's first negation ("not", "n't", "never"); without one, insert "not"
+    after the main clause's auxiliary or copula, or with ``do``-support ("won" → "did not
+    win"). ``None`` when the parse offers neither."""
+    sentence = doc.text
+    for tok in doc:
+        if tok.dep_ != "neg" or tok.lower_ not in ("not", "n't", "n’t", "never"):
+            continue
+        if tok.lower_ in ("n't", "n’t") and tok.i > 0:  # "doesn't" → "does", "can't" → "can"
+            head = doc[tok.i - 1]
+            word = _CONTRACTED.get(head.lower_, head.text)
+            word = word[:1].upper() + word[1:] if head.text[:1].isupper() else word
+            return replace("negation", sentence, head.idx, tok.idx + len(tok.text), word)
+        start, end = tok.idx, tok.idx + len(tok.text) + len(tok.whitespace_)
+        if tok.i > 0 and not doc[tok.i - 1].whitespace_:  # "cannot be" → "can be"
+            end = tok.idx + len(tok.text)
+        elif not tok.whitespace_ and start > 0 and sentence[start - 1] == " ":  # "is not."
+            start -= 1
+        return replace("negation", sentence, start, end, "")
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return None
+    auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+    if auxes:
+        aux = auxes[0]
+        return replace(
+            "negation", sentence, aux.idx + len(aux.text), aux.idx + len(aux.text), " not"
+        )
+    if root.lemma_ == "be" and root.tag_ in ("VBZ", "VBD", "VBP"):
+        end = root.idx + len(root.text)
+        return replace("negation", sentence, end, end, " not")
+    if root.pos_ == "VERB" and root.tag_ in _DO and root.i > 0:
+        return replace(
+            "negation",
+            sentence,
+            root.idx,
+            root.idx + len(root.text),
+            f"{_DO[root.tag_]} not {root.lemma_}",
+        )
+    return None
+
+
+# --- building ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A supported sentence and what it is checked with."""
+
+    dataset: str
+    item_id: str
+    split: str
+    query: str
+    sentence: str
+    passages: tuple[str, ...]
+
+    def item(self, response: str, suffix: str) -> Item:
+        """The ``Item`` that checks ``response`` alone against this sentence's documents."""
+        return Item(
+            dataset=self.dataset,
+            item_id=f"{self.item_id}{suffix}",
+            split=self.split,
+            query=self.query,
+            response=response,
+            passages=list(self.passages),
+            supported=not suffix,
+            sentences=[LabelledSentence(0, len(response), not suffix, response)],
+        )
+
+
+def supported_sentences(items: Iterable[Item]) -> list[Source]:
+    """Every people-labelled supported sentence of ``items`` with its item's documents."""
+    out: list[Source] = []
+    for item in items:
+        for sent in item.sentences:
+            text = " ".join(sent.text.split())
+            if sent.supported and len(text.split()) >= MIN_WORDS and item.passages:
+                out.append(
+                    Source(item.dataset, f"{item.item_id}@{sent.start}", item.split, item.query,
+                           text, tuple(item.passages))
+                )  # fmt: skip
+    return out
+
+
+def sample_sources(sources: list[Source], limit: int | None, seed: int) -> list[Source]:
+    """``limit`` sources (all when ``None`` / 0), chosen by a seeded hash, kept in file order."""
+    if not limit or limit >= len(sources):
+        return sources
+    key = {s.item_id: hashlib.sha256(f"{seed}:{s.item_id}".encode()).hexdigest() for s in sources}
+    chosen = set(sorted(key, key=key.__getitem__)[:limit])
+    return [s for s in sources if s.item_id in chosen]
+
+
+def build_edits(
+    sources: list[Source], parse: Callable[[list[str]], list[Any]], seed: int
+) -> list[tuple[Source, list[Edit]]]:
+    """Every kind of edit each source takes. ``parse`` turns texts into spaCy ``Doc`` s (the
+    sentences with the full pipeline, the documents for their names)."""
+    sentence_docs = parse([s.sentence for s in sources])
+    names_of: dict[tuple[str, ...], dict[str, list[str]]] = {}
+    out: list[tuple[Source, list[Edit]]] = []
+    for source, doc in zip(sources, sentence_docs, strict=True):
+        if source.passages not in names_of:
+            names_of[source.passages] = evidence_names(parse(list(source.passages)))
+        edits = [
+            name_edit(doc, names_of[source.passages], rng_for(seed, "name", source.item_id)),
+            number_edit(source.sentence, rng_for(seed, "number", source.item_id)),
+            negation_edit(doc),
+        ]
+        out.append((source, [e for e in edits if e is not None and e.edited != e.sentence]))
+    return out
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def claim_caught(judged: Judged, start: int, end: int) -> bool:
+    """The claim(s) covering ``[start, end)`` are not all ``supported`` (all claims when none
+    overlaps the change; caught when there is no claim)."""
+    covering = [s for a, b, s in judged.claims if min(b, end) - max(a, start) > 0 or a <= start < b]
+    statuses = covering or [s for _, _, s in judged.claims]
+    return not statuses or any(s != "supported" for s in statuses)
+
+
+@dataclass
+class Row:
+    """One edit and the two verdicts."""
+
+    source: Source
+    edit: Edit
+    original: Judged
+    edited: Judged
+
+    @property
+    def caught(self) -> bool:
+        return self.edited.verdict != "VERIFIED"
+
+    @property
+    def kept(self) -> bool:
+        return self.original.verdict == "VERIFIED"
+
+
+def figures(rows: list[Row]) -> dict[str, Any]:
+    """n, caught, claim caught, pair caught and originals kept of ``rows``."""
+    pairs = [r for r in rows if r.kept]
+    return {
+        "n": len(rows),
+        "caught": _share([r.caught for r in rows]),
+        "claim_caught": _share([claim_caught(r.edited, r.edit.start, r.edit.end) for r in rows]),
+        "pairs": len(pairs),
+        "pair_caught": _share([r.caught for r in pairs]),
+        "originals_kept": _share([r.kept for r in rows]),
+    }
+
+
+def summarise(rows: list[Row], originals: list[Judged]) -> dict[str, Any]:
+    """Figures per kind, pooled and per set, plus the originals' verdicts."""
+    out: dict[str, Any] = {"originals": {}, "kinds": {}}
+    sets = sorted({j.item.dataset for j in originals})
+    for name in [*sets, "all"]:
+        mine = [j for j in originals if name in ("all", j.item.dataset)]
+        out["originals"][name] = {
+            "n": len(mine),
+            "verified": _share([j.verdict == "VERIFIED" for j in mine]),
+            "errors": sum(j.error is not None for j in mine),
+        }
+    for kind in KINDS:
+        out["kinds"][kind] = {
+            name: figures(
+                [r for r in rows if r.edit.kind == kind and name in ("all", r.source.dataset)]
+            )
+            for name in [*sets, "all"]
+        }
+    return out
+
+
+def table(summary: dict[str, Any], split: str) -> str:
+    def pct(x: float | None) -> str:
+        return "" if x is None else f"{100 * x:.1f} %"
+
+    lines = [
+        f"split {split}",
+        f"{'edit':<9} {'set':<14} {'n':>5} {'caught':>8} {'claim':>8} {'pairs':>6} {'pair':>8} {'kept':>8}",
+    ]
+    for kind, by_set in summary["kinds"].items():
+        for name, f in by_set.items():
+            lines.append(
+                f"{kind:<9} {name:<14} {f['n']:>5} {pct(f['caught']):>8} {pct(f['claim_caught']):>8} "
+                f"{f['pairs']:>6} {pct(f['pair_caught']):>8} {pct(f['originals_kept']):>8}"
+            )
+    o = summary["originals"]["all"]
+    lines.append(
+        f"originals: {o['n']} sentences, VERIFIED {pct(o['verified'])}, errors {o['errors']}"
+    )
+    return "\n".join(lines)
+
+
+def spacy_parser(name: str | None = None) -> Callable[[list[str]], list[Any]]:
+    """``texts → docs`` with the project's spaCy pipeline (:func:`guardrail.nlp.load_spacy`)."""
+    from guardrail.nlp import load_spacy
+
+    nlp = load_spacy(name) if name else load_spacy()
+    return lambda texts: list(nlp.pipe(texts, batch_size=32))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--split", choices=["dev", "test"], default="dev")
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    parser.add_argument("--limit", type=int, default=50, help="sentences per set (0 = all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", default=None, help="guardrail config YAML (default: offline)")
+    parser.add_argument(
+        "--data-dir", default=None, help="default: $GUARDRAIL_DATA_DIR or ../shared/data"
+    )
+    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument("--rows", type=Path, default=None, help="JSON lines, one per edit")
+    parser.add_argument(
+        "--concurrency", type=int, default=2, help="Guardrail.batch max_concurrency"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", stream=sys.stderr)
+    LOG.setLevel(logging.INFO)
+    logging.getLogger("benchmarks.decisions").setLevel(logging.INFO)
+    logging.getLogger("guardrail").setLevel(logging.ERROR)
+    root = data_dir(args.data_dir)
+    if not root.is_dir():
+        print(f"no data at {root}: pass --data-dir or set GUARDRAIL_DATA_DIR", file=sys.stderr)
+        return 2
+
+    from guardrail import Guardrail
+
+    started = time.perf_counter()
+    sources: list[Source] = []
+    for dataset in args.sets:
+        found = supported_sentences(load(dataset, root, args.split))
+        sources += sample_sources(found, args.limit, args.seed)
+    built = build_edits(sources, spacy_parser(), args.seed)
+    build_seconds = time.perf_counter() - started
+    LOG.info(
+        "%d sentences, %d edits (%.0f s)", len(built), sum(len(e) for _, e in built), build_seconds
+    )
+
+    guard = Guardrail(args.config)
+    guard.invoke(
+        {"query": "Warm up?", "response": "The sky is blue.", "passages": ["The sky is blue."]}
+    )
+    items: list[Item] = []
+    for source, edits in built:
+        items.append(source.item(source.sentence, ""))
+        items += [source.item(e.edited, f"#{e.kind}") for e in edits]
+    start = time.perf_counter()
+    judged = {
+        j.item.item_id: j
+        for dataset in args.sets
+        for j, _ in run(guard, [i for i in items if i.dataset == dataset], args.concurrency)
+    }
+    check_seconds = time.perf_counter() - start
+    originals = [judged[s.item_id] for s, _ in built]
+    rows = [
+        Row(s, e, judged[s.item_id], judged[f"{s.item_id}#{e.kind}"])
+        for s, edits in built
+        for e in edits
+    ]
+    summary = summarise(rows, originals)
+    print(table(summary, args.split))
+    print(f"({len(items)} checks in {check_seconds:.0f} s; edits built in {build_seconds:.0f} s)")
+    if args.rows:
+        with args.rows.open("w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps({
+                    "dataset": r.source.dataset, "item_id": r.source.item_id, "kind": r.edit.kind,
+                    "before": r.edit.before, "after": r.edit.after, "edited": r.edit.edited,
+                    "original_verdict": r.original.verdict, "edited_verdict": r.edited.verdict,
+                    "edited_claims": r.edited.claims,
+                }, ensure_ascii=False) + "\n")  # fmt: skip
+    if args.out:
+        result = {
+            "benchmark": "one_fact_edits",
+            "code": code_version(),
+            "environment": environment(),
+            "config": args.config,
+            "split": args.split,
+            "sets": args.sets,
+            "limit": args.limit,
+            "seed": args.seed,
+            "seconds": {"build": round(build_seconds), "check": round(check_seconds)},
+            **summary,
+            "examples": examples(rows),
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+def examples(rows: list[Row], per_kind: int = 3) -> dict[str, list[dict[str, str]]]:
+    """A few edits per kind that passed while the original was ``VERIFIED`` (missed pairs)."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for kind in KINDS:
+        missed = [r for r in rows if r.edit.kind == kind and r.kept and not r.caught]
+        out[kind] = [
+            {
+                "set": r.source.dataset,
+                "before": r.edit.before,
+                "after": r.edit.after,
+                "edited": r.edit.edited,
+            }
+            for r in missed[:per_kind]
+        ]
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
