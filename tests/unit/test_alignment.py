@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from guardrail.correction.factual import evidence_edits
 from guardrail.hallucination.alignment import (
@@ -14,7 +15,7 @@ from guardrail.hallucination.alignment import (
     name_stands_in,
 )
 from guardrail.hallucination.flags import wrong_name_flag
-from guardrail.report import Claim, HallucinationType, Span
+from guardrail.report import Claim, ClaimStatus, HallucinationType, Span
 
 LABELS = {
     "Alice Smith": "PERSON",
@@ -136,3 +137,34 @@ def test_flag_and_repair() -> None:
     assert flag.suggestion is not None and "Alice Smith" in flag.suggestion
     edits = evidence_edits(response, [flag])
     assert [(e.start, e.end, e.replacement) for e in edits] == [(0, 9, "Alice Smith")]
+
+
+def _detect(name_check: bool) -> Any:
+    from guardrail.config import HallucinationConfig
+    from guardrail.hallucination.claims import sentence_claims
+    from guardrail.hallucination.detector import detect
+    from guardrail.hallucination.evidence import Evidence
+    from guardrail.hallucination.windows import make_windows
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    response = "Bob Jones founded Acme in 1998 after leaving university."
+    cfg = HallucinationConfig(
+        policy="weakest_link",
+        threshold={"enabled": False, "fixed": 0.5},
+        logical_consistency=False,
+        name_check=name_check,
+    )
+    ev = Evidence(window_tokens=400, window_stride=400, passages=[PASSAGE])
+    ev.windows = make_windows(PASSAGE, 0, 400, 400)
+    ev.known_texts = [PASSAGE]
+    verifier = ScriptedVerifier({(None, response): "entailment"})  # the verifier is fooled
+    claims = sentence_claims(response, cfg, "en")
+    return detect(response, claims, ev, verifier, cfg, 0.8, nlp=fake_nlp)
+
+
+def test_detect_unsupports_a_claim_whose_name_is_misplaced() -> None:
+    found = _detect(name_check=True)
+    assert found.claims[0].status is ClaimStatus.UNSUPPORTED
+    wrong = [f for f in found.flags if f.type is HallucinationType.WRONG_ATTRIBUTE]
+    assert [(f.content, f.replacement) for f in wrong] == [("Bob Jones", "Alice Smith")]
+    assert _detect(name_check=False).claims[0].status is ClaimStatus.SUPPORTED
