@@ -350,6 +350,12 @@ class HallucinationConfig(StrictModel):
     date_check: bool = True
     """A claim the verifier supports is still contradicted when the evidence sentence closest to
     it states a different year / date / time (small NLI models often miss number mismatches)."""
+    name_check: bool = True
+    """Align each claim with the evidence sentences that tell its fact (names, numbers and dates
+    masked) and flag a name of the claim absent there while those sentences give another name
+    of the same kind (WRONG_ATTRIBUTE, :mod:`guardrail.hallucination.alignment`): it counts as
+    a missing specific in ``p_supported``, and a claim the verifier supports is no longer
+    supported."""
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     """How the check saves work (BM25 candidate windows, early exit, score cache)."""
     selection: EvidenceSelectionConfig = Field(default_factory=EvidenceSelectionConfig)

@@ -19,6 +19,8 @@ from guardrail.report import (
 )
 
 FACTUAL_PRIORITY = 3
+_REPAIRED = (HallucinationType.TEMPORAL_ERROR, HallucinationType.WRONG_ATTRIBUTE)
+"""Flag types whose ``replacement`` comes from the evidence (:func:`evidence_edits`)."""
 
 
 def factual_edits(
@@ -60,10 +62,11 @@ def factual_edits(
 
 def evidence_edits(text: str, flags: list[HallucinationFlag]) -> list[Edit]:
     """One edit per value the evidence gives instead (a date that differs from the evidence
-    sentence closest to its claim); the correction is re-checked before it counts as a repair."""
+    sentence closest to its claim, a name the evidence sentence telling the claim's fact gives
+    in its place); the correction is re-checked before it counts as a repair."""
     edits: list[Edit] = []
     for flag in flags:
-        if flag.type is not HallucinationType.TEMPORAL_ERROR or not flag.replacement:
+        if flag.type not in _REPAIRED or not flag.replacement:
             continue
         original = text[flag.span.start : flag.span.end]
         if original != flag.content or original == flag.replacement:

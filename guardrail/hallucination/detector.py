@@ -32,6 +32,7 @@ from guardrail.hallucination.aggregation import (
     decide_windows,
     response_verdict,
 )
+from guardrail.hallucination.alignment import AlignmentIndex, NameMismatch, name_mismatches
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
 from guardrail.hallucination.calibration_registry import (
     CalibrationChoice,
@@ -58,6 +59,13 @@ from guardrail.verifiers.hybrid import answered_members, usage_of
 from guardrail.verifiers.routing import uncovered_reason
 
 logger = logging.getLogger(__name__)
+
+NAME_CONFIDENCE = 0.8
+"""Confidence of a WRONG_ATTRIBUTE flag of the name check whose evidence sentence gives exactly
+one other name (a repair candidate); a supported claim it flags keeps ``p_supported`` at most
+1 − this."""
+NAME_CONFIDENCE_LOOSE = 0.6
+"""The same, when the evidence sentence gives several other names of that kind."""
 
 
 @dataclass
@@ -164,11 +172,14 @@ def _features(
     index: EvidenceIndex,
     nlp: Any,
     n_windows: int,
+    misplaced: int = 0,
 ) -> dict[str, float]:
-    """The calibration features of a claim from its windows' predictions (one per window)."""
+    """The calibration features of a claim from its windows' predictions (one per window);
+    ``misplaced`` names (:func:`~guardrail.hallucination.alignment.name_mismatches`) count as
+    missing specifics."""
     decision = decide_windows(preds)
     selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
-    return claim_features(
+    features = claim_features(
         text,
         decision.best_prediction,
         decision.contra_prediction.contradiction,
@@ -178,6 +189,9 @@ def _features(
         evidence_windows=n_windows,
         selected=selected[0] if selected else None,
     )
+    if misplaced:
+        features["missing_specific"] = float(min(features["missing_specific"] + misplaced, 3))
+    return features
 
 
 def judge_claims(
@@ -189,12 +203,14 @@ def judge_claims(
     nlp: Any = None,
     calibration: CalibrationChoice | None = None,
     routed: Mapping[int, Route] | None = None,
+    question: str | None = None,
 ) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
     """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
 
     ``calibration`` is the verifier's (:func:`calibration_for`); ``None`` = the file of
     ``config.calibration`` or the shipped one. ``routed``: by claim index, the verifier a
     router sent the claim to and its calibration, when not the default (:func:`claim_routes`).
+    ``question``: the user's query (its names are not checked by ``config.name_check``).
 
     Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
     of unchecked claims, the flags (unsorted) and the claim threshold used.
@@ -207,6 +223,9 @@ def judge_claims(
     routed = routed or {}
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
     index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
+    aligned: AlignmentIndex | None = None
+    if config.name_check and nlp is not None and evidence.passages:
+        aligned = AlignmentIndex.of(evidence.passages, question or "")
     flags: list[HallucinationFlag] = []
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
@@ -225,6 +244,9 @@ def judge_claims(
         own = route.calibration if route is not None else calibration
         calibrator, cut = own.calibrator, claim_threshold(own, config, retrieval_score)
         decision = decide_windows(preds)
+        misplaced: list[NameMismatch] = []
+        if aligned is not None and c.language in (None, "en"):
+            misplaced = name_mismatches(c.text, aligned, nlp)
         features_of = partial(
             _features,
             c.text,
@@ -232,6 +254,7 @@ def judge_claims(
             index=index,
             nlp=nlp,
             n_windows=len(evidence.windows),
+            misplaced=len(misplaced),
         )
         features = features_of(preds)
         c.features = features
@@ -262,7 +285,23 @@ def judge_claims(
             c.reason += f"; verifier {route.verifier}, {own.label}"
         conf = max(pred.contradiction, 1.0 - entailment)
         temporal = build.temporal_flags(response, c, i, win.text, snippet, conf)
-        if c.status is ClaimStatus.SUPPORTED:
+        names = [
+            build.wrong_name_flag(
+                response, c, i, m, NAME_CONFIDENCE if m.plain else NAME_CONFIDENCE_LOOSE
+            )
+            for m in misplaced
+        ]
+        if c.status is ClaimStatus.SUPPORTED and names:
+            # Name check: the evidence telling the claim's fact names someone else there.
+            c.status = ClaimStatus.UNSUPPORTED
+            c.reason += f"; {names[0].explanation}"
+            sure = max(f.confidence for f in names)
+            entailment = min(entailment, 1.0 - sure)
+            if c.p_supported is not None:
+                c.p_supported = round(min(c.p_supported, 1.0 - sure), 4)
+            flags += names
+            flags += temporal
+        elif c.status is ClaimStatus.SUPPORTED:
             # Date check: the evidence sentence closest to the claim gives another date.
             strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
             if config.date_check and strong:
@@ -286,7 +325,7 @@ def judge_claims(
                 flags.append(build.contradiction_flag(response, c, i, pred, snippet))
             else:
                 flags.append(build.unsupported_flag(response, c, i, pred, cut, snippet, calibrated))
-            flags += temporal
+            flags += temporal + names
         entailments.append(entailment)
     for i, c in enumerate(claims):
         judged = c.status in (ClaimStatus.UNSUPPORTED, ClaimStatus.CONTRADICTED)
@@ -451,7 +490,7 @@ def detect(
     answered = answered_members(by_default if routed else scoring.scores.values())
     calibration = calibration_for(verifier, config.calibration, answered=answered)
     entailments, unverified_reasons, flags, threshold = judge_claims(
-        response, scoring, evidence, config, retrieval_score, nlp, calibration, routed
+        response, scoring, evidence, config, retrieval_score, nlp, calibration, routed, question
     )
     if scoring.scores and evidence.passages:
         flags += _span_flags(verifier, response, evidence, question, scoring, flags)

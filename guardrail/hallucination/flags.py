@@ -22,6 +22,7 @@ from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention
 from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
+    from guardrail.hallucination.alignment import NameMismatch
     from guardrail.verifiers.base import HallucinatedSpan
 
 NAME_CONFIDENCE = 0.8
@@ -80,6 +81,28 @@ def wrong_attribute_flags(
             )
         )
     return flags
+
+
+def wrong_name_flag(
+    response: str, claim: Claim, index: int, mismatch: NameMismatch, confidence: float
+) -> HallucinationFlag:
+    """WRONG_ATTRIBUTE: a name of the claim is absent from the evidence sentences that tell the
+    claim's fact, which give another name of the same kind (``content`` is the claim's name,
+    ``evidence`` the evidence sentence, ``suggestion`` the evidence's name; ``replacement`` it
+    too when the sentence gives exactly one such name)."""
+    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
+    return _flag(
+        HallucinationType.WRONG_ATTRIBUTE,
+        span,
+        response,
+        confidence,
+        f"'{mismatch.claim_name}' is not where the evidence tells this fact; it names "
+        f"'{mismatch.evidence_name}' there",
+        evidence=mismatch.evidence_sentence,
+        suggestion=f"the evidence names {mismatch.evidence_name} here",
+        claim_index=index,
+        replacement=mismatch.evidence_name if mismatch.plain else None,
+    )
 
 
 def contradiction_flag(

@@ -1,0 +1,307 @@
+"""Claim-to-evidence alignment: does each name of a claim stand where the claim's fact is told?
+
+A name taken from the same documents ("X founded the company", where the documents say Y founded
+it and mention X elsewhere) is in the evidence, so the lookup of invented specifics
+(``missing_specific``, NONEXISTENT_ENTITY) stays silent and a small NLI model often entails the
+swap. Alignment looks where the claim's fact is told:
+
+1. the claim is **aligned** with the evidence sentences that best match it *without its names,
+   numbers and dates* — IDF-weighted overlap of crude content stems (the stems of
+   :mod:`guardrail.hallucination.calibration`), no verifier call; the aligned sentences are the
+   best one and any scoring at least ``TIE_RATIO`` of it, each with the sentence before and
+   after it in the same passage (the **region**);
+2. each capitalised name of the claim (spaCy entities) must stand in the region. Aliases count:
+   any distinctive word of the name (a surname, a first name: "Jobs" for "Steve Jobs"), a
+   demonym sharing its stem ("German" / "Germany"), a fuzzy match; a name of the query is never
+   checked (the question names what the answer is about);
+3. a name absent from the region while the best aligned sentence gives **another name of the
+   same kind** (spaCy label, ORG / GPE / LOC counted as one kind) is a :class:`NameMismatch`:
+   the claim names someone else in that place. A reference without a name ("the company",
+   "he") gives no other name, so it raises nothing.
+
+The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
+and counts as a missing specific in the calibration features. When the aligned sentence gives
+exactly one such name, it is ``plain``: the flag carries it as ``replacement``, a repair the
+correction stage re-checks with the verifier.
+
+Example::
+
+    >>> index = AlignmentIndex.of(["Alice Smith founded Acme in Boston. Bob Jones joined later."])
+    >>> [(m.claim_name, m.evidence_name) for m in name_mismatches(
+    ...     "Bob Jones founded Acme in Boston.", index, nlp)]  # doctest: +SKIP
+    [('Bob Jones', 'Alice Smith')]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from guardrail.hallucination.calibration import _stem, content_words
+from guardrail.text.mentions import find_mentions, normalise
+from guardrail.text.sentences import split_sentences
+
+MIN_SHARED = 2
+"""Content stems the claim (names, numbers and dates masked) must share with a sentence for
+that sentence to be aligned with it."""
+MIN_COVERAGE = 0.2
+"""Share of the masked claim's content stems (IDF-weighted) the best sentence must hold: below
+it the claim is a paraphrase too loose to say where its fact is told, and nothing is checked
+(chosen on the one-fact-edit benchmark's dev split: 0.3 and 0.4 catch fewer swaps; the false
+flags on unedited sentences grow slowly below 0.3)."""
+TIE_RATIO = 0.8
+"""Sentences scoring at least this share of the best one are aligned too."""
+NEIGHBOURS = 1
+REGION_OTHERS = True
+"""Where the best aligned sentence gives no name of the kind, look for the other name in the
+rest of the region too (the fact is often told over two sentences)."""
+"""Sentences before and after an aligned one (same passage) that belong to its region."""
+
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT"})
+"""spaCy labels of the names that are checked."""
+_PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
+"""Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
+city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
+dev split, keeping ORG apart from the places catches fewer swaps for as many false flags."""
+
+_GENERIC = frozenset(
+    """university college school company corporation corp inc ltd group party united states
+    state national international new north south east west central city county river lake
+    mount saint san los las department ministry council committee association institute
+    society league club bank church house republic kingdom empire federal royal american
+    british general president king queen prince princess lord sir mr mrs ms dr""".split()
+)
+"""Name words too common to stand for the name alone ("University" of "University of X")."""
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+
+
+@dataclass(frozen=True)
+class EvidenceSentence:
+    """One sentence of an evidence text."""
+
+    passage: int
+    position: int
+    """Its position in :attr:`AlignmentIndex.sentences`."""
+    text: str
+    stems: frozenset[str]
+
+
+@dataclass(frozen=True)
+class AlignmentIndex:
+    """The evidence split into sentences, with the stems' IDF (built once per check)."""
+
+    sentences: tuple[EvidenceSentence, ...]
+    idf: dict[str, float]
+    query: str = ""
+    joined: str = ""
+    """Every evidence text joined (a name absent from all of them is not this module's
+    business: ``missing_specific`` and NONEXISTENT_ENTITY count it)."""
+
+    @classmethod
+    def of(cls, texts: Iterable[str], query: str = "") -> AlignmentIndex:
+        sentences: list[EvidenceSentence] = []
+        texts = list(texts)
+        for p, text in enumerate(texts):
+            for s in split_sentences(text):
+                stems = frozenset(_stem(w) for w in content_words(s.text))
+                sentences.append(EvidenceSentence(p, len(sentences), s.text, stems))
+        df: Counter[str] = Counter()
+        for sentence in sentences:
+            df.update(sentence.stems)
+        n = len(sentences)
+        idf = {k: math.log(1.0 + (n - v + 0.5) / (v + 0.5)) for k, v in df.items()}
+        return cls(tuple(sentences), idf, query, "\n".join(texts))
+
+    def weight(self, stem: str) -> float:
+        """The IDF of ``stem`` (a stem found in no sentence weighs as the rarest)."""
+        return self.idf.get(stem, math.log(1.0 + (len(self.sentences) + 0.5) / 0.5))
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The sentences a claim is aligned with and their regions (sentence ± ``NEIGHBOURS``)."""
+
+    best: EvidenceSentence
+    aligned: tuple[EvidenceSentence, ...]
+    region: tuple[EvidenceSentence, ...]
+    coverage: float
+    """IDF-weighted share of the masked claim's stems the best sentence holds."""
+
+    @property
+    def region_text(self) -> str:
+        return " ".join(s.text for s in self.region)
+
+
+@dataclass(frozen=True)
+class NameMismatch:
+    """A name of the claim absent where the claim's fact is told, which names another there."""
+
+    claim_name: str
+    start: int
+    end: int
+    """Span of the claim's name in the claim text."""
+    label: str
+    evidence_name: str
+    """The other name of the same kind in the aligned sentence (the first, if several)."""
+    evidence_sentence: str
+    evidence_start: int
+    evidence_end: int
+    """Span of ``evidence_name`` in ``evidence_sentence``."""
+    plain: bool
+    """The aligned sentence gives exactly one other name of that kind: a repair candidate."""
+
+
+def masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each ``[start, end)`` of ``spans`` blanked."""
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = " " * (end - start)
+    return "".join(out)
+
+
+def align(
+    claim_text: str, specifics: Sequence[tuple[int, int]], index: AlignmentIndex
+) -> Alignment | None:
+    """The evidence sentences that best match ``claim_text`` with its ``specifics`` (spans of
+    names, numbers and dates) masked; ``None`` when no sentence shares ``MIN_SHARED`` stems and
+    ``MIN_COVERAGE`` of the claim's weight."""
+    stems = {_stem(w) for w in content_words(masked(claim_text, specifics))}
+    if len(stems) < MIN_SHARED or not index.sentences:
+        return None
+    total = sum(index.weight(s) for s in stems)
+    scored = []
+    for sentence in index.sentences:
+        shared = stems & sentence.stems
+        if len(shared) >= MIN_SHARED:
+            scored.append((sum(index.weight(s) for s in shared), sentence))
+    if not scored:
+        return None
+    top = max(score for score, _ in scored)
+    if top / total < MIN_COVERAGE:
+        return None
+    aligned = tuple(s for score, s in scored if score >= TIE_RATIO * top)
+    best = next(s for score, s in scored if score == top)
+    region: dict[int, EvidenceSentence] = {}
+    for s in aligned:
+        for pos in range(s.position - NEIGHBOURS, s.position + NEIGHBOURS + 1):
+            if 0 <= pos < len(index.sentences) and index.sentences[pos].passage == s.passage:
+                region[pos] = index.sentences[pos]
+    return Alignment(best, aligned, tuple(region[k] for k in sorted(region)), top / total)
+
+
+def same_kind(a: str, b: str) -> bool:
+    """Whether spaCy labels ``a`` and ``b`` name the same kind of thing (ORG, GPE, LOC and FAC
+    are often confused by small NER models and count as one kind)."""
+    return a == b or (a in _PLACES and b in _PLACES)
+
+
+def _words(name: str) -> list[str]:
+    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(name)]
+
+
+def _distinctive(name: str) -> list[str]:
+    """The words of ``name`` that may stand for it alone: capitalised, 3+ letters, not generic."""
+    return [
+        w for w in _words(name) if len(w) >= 3 and w[:1].isupper() and w.lower() not in _GENERIC
+    ]
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """A demonym and its place, or two forms of one name: ``German`` / ``Germany``,
+    ``Chinese`` / ``China``, ``Canadian`` / ``Canada`` (a shared start of 4+ letters covering
+    most of the shorter word)."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 4 and n >= 0.7 * min(len(a), len(b))
+
+
+def name_stands_in(name: str, text: str) -> bool:
+    """Whether ``name`` or an alias of it stands in ``text``: the whole name (case, spaces and
+    commas aside), one of its distinctive words as a capitalised word of ``text`` (a surname, a
+    first name), or a word of the same stem (a demonym)."""
+    key = normalise(_POSSESSIVE.sub("", name))
+    if key and key in normalise(text):
+        return True
+    words = _distinctive(name)
+    if not words:
+        return False
+    there = [w for w in _words(text) if w[:1].isupper()]
+    return any(_same_stem(w, t) for w in words for t in there)
+
+
+def _entities(nlp: Any, text: str) -> list[Any]:
+    return [e for e in nlp(text).ents if e.label_ in NAME_LABELS]
+
+
+def name_mismatches(claim_text: str, index: AlignmentIndex, nlp: Any) -> list[NameMismatch]:
+    """The names of ``claim_text`` that the aligned evidence gives differently (module docstring).
+
+    Args:
+        claim_text: the claim.
+        index: the check's evidence (:meth:`AlignmentIndex.of`).
+        nlp: a spaCy pipeline (or :class:`~guardrail.stages.hallucination.EntityParser`):
+            ``nlp(text).ents``; ``None`` = no names, no mismatches.
+    """
+    if nlp is None or not index.sentences:
+        return []
+    names = [e for e in _entities(nlp, claim_text) if _distinctive(e.text)]
+    if not names:
+        return []
+    values = [(m.start, m.end) for m in find_mentions(claim_text)]  # numbers, dates (regex)
+    spans = [*values, *((e.start_char, e.end_char) for e in names)]
+    alignment = align(claim_text, spans, index)
+    if alignment is None:
+        return []
+    region = alignment.region_text
+    found: list[NameMismatch] = []
+    for ent in names:
+        name = ent.text
+        if (
+            name_stands_in(name, region)
+            or (index.query and name_stands_in(name, index.query))
+            or not name_stands_in(name, index.joined)
+        ):
+            continue
+        places = [alignment.best]
+        if REGION_OTHERS:
+            places += [s for s in alignment.region if s is not alignment.best]
+        for place in places:
+            others = [
+                e
+                for e in _entities(nlp, place.text)
+                if same_kind(e.label_, ent.label_)
+                and _distinctive(e.text)
+                and not any(name_stands_in(e.text, n.text) for n in names)
+                and not any(name_stands_in(n.text, e.text) for n in names)
+            ]
+            if others:
+                break
+        else:
+            continue
+        distinct = {normalise(e.text) for e in others}
+        other = others[0]
+        found.append(
+            NameMismatch(
+                claim_name=name,
+                start=ent.start_char,
+                end=ent.end_char,
+                label=ent.label_,
+                evidence_name=other.text,
+                evidence_sentence=place.text,
+                evidence_start=other.start_char,
+                evidence_end=other.end_char,
+                plain=len(distinct) == 1,
+            )
+        )
+    return found
