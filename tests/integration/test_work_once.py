@@ -125,14 +125,18 @@ def test_every_text_is_parsed_once(first: Any) -> None:
     assert all(nlp.parses[t] == 1 for t in TURNS)
     assert nlp.parses[QUERY] == 1
     assert max(nlp.parses.values()) == 1
-    assert sorted(nlp.parses) == sorted([RESPONSE, *TURNS, QUERY, " "])
+    # a blank QUD-stack top is not parsed
+    assert sorted(nlp.parses) == sorted([RESPONSE, *TURNS, QUERY])
 
 
 def test_every_text_is_embedded_once_and_passages_not_under_the_default_policy(first: Any) -> None:
     guard, _, _, _, embedder = first
     assert guard.config.hallucination.policy == "calibrated"
     assert max(embedder.texts.values()) == 1
-    assert RESPONSE in embedder.texts and all(t in embedder.texts for t in TURNS)
+    # the answer is embedded as its sentences (the QUD similarity reads their mean vector)
+    sentences = ["The meeting with John is at 3pm on Monday.", "John works in Marketing."]
+    assert all(t in embedder.texts for t in sentences) and RESPONSE not in embedder.texts
+    assert all(t in embedder.texts for t in TURNS)
     # the calibrated policy does not read retrieval scores: the passage is not embedded for them
     assert PASSAGE not in embedder.texts
 
