@@ -4,6 +4,13 @@ A model directory holds ``model.onnx`` (int8 or fp32), ``tokenizer.json`` and ``
 (``id2label`` and ``max_length``, the pair length the model was trained at), as written by
 :func:`guardrail.verifiers.export.export_onnx`. The bundled offline verifier is such a folder.
 
+Each pair runs in a forward pass of its own. The int8 models quantize their activations with
+one scale over the whole input tensor (``DynamicQuantizeLinear``), so in a batch a pair's scores
+would depend on the pairs beside it (and their padding): a score cached from one request would
+then differ from the score the same pair gets in another, and a report would depend on what the
+process checked before. Pairs are spread over ``threads`` worker threads instead, each pass
+single-threaded, which on 2 cores is also faster than padded batches of 32.
+
 Example::
 
     verifier = OnnxVerifier("guardrail/verifiers/bundled", threads=2)
@@ -13,7 +20,9 @@ Example::
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +43,9 @@ class OnnxVerifier(Verifier):
 
     Args:
         model_dir: folder with ``model.onnx``, ``tokenizer.json`` and ``config.json``.
-        threads: intra-op threads of the session (0 = ONNX Runtime's default, all cores).
-        batch_size: pairs per forward pass (pairs are length-sorted, then batched).
+        threads: pairs scored at once, each on one core (0 = the cores this process may use).
+        batch_size: no effect, kept for configurations that set it: every pair runs alone, so
+            that its scores never depend on the other pairs of the call (module docstring).
         max_tokens: longest pair fed to the model; default ``config.json``'s ``max_length``
             (capped by ``max_position_embeddings``).
         spin: let idle worker threads busy-wait for the next operator (ONNX Runtime's
@@ -69,10 +79,11 @@ class OnnxVerifier(Verifier):
         # a stable name (the exported model's own, else its folder): never the install path,
         # so verdict.method and claim reasons do not change with where the package lives
         self.name = str(config.get("name_or_path") or path.resolve().name)
-        self.batch_size = max(1, int(batch_size))
+        self.batch_size = 1
+        self.workers = max(1, int(threads)) if threads else _usable_cores()
         self._encoder = PairEncoder.from_dir(path, self.max_tokens)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = max(0, int(threads))
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -92,11 +103,11 @@ class OnnxVerifier(Verifier):
         outputs = self._session.get_outputs()
         self._output = outputs[0].name
         logger.info(
-            "loaded ONNX verifier %s (%d labels, max_tokens %d, threads %s)",
+            "loaded ONNX verifier %s (%d labels, max_tokens %d, %d workers)",
             path,
             self.labels.num_labels,
             self.max_tokens,
-            threads or "default",
+            self.workers,
         )
 
     def count_tokens(self, text: str) -> int:
@@ -106,20 +117,34 @@ class OnnxVerifier(Verifier):
         pairs = check_pairs(pairs)
         if not pairs:
             return []
-        logits = np.zeros((len(pairs), self.labels.num_labels), dtype=np.float64)
         try:
-            for batch in self._encoder.batches(pairs, self.batch_size):
-                feed: dict[str, Any] = {
-                    "input_ids": batch.input_ids,
-                    "attention_mask": batch.attention_mask,
-                }
-                if "token_type_ids" in self._inputs:
-                    feed["token_type_ids"] = batch.token_type_ids
-                (out,) = self._session.run([self._output], feed)
-                logits[batch.indices] = out
+            if len(pairs) == 1 or self.workers == 1:
+                rows = [self._logits(p) for p in pairs]
+            else:
+                with ThreadPoolExecutor(min(self.workers, len(pairs))) as pool:
+                    rows = list(pool.map(self._logits, pairs))
         except Exception as exc:
             raise VerifierError(f"ONNX verifier {self.name} failed: {exc}") from exc
-        return self.labels.predictions(logits)
+        return self.labels.predictions(np.asarray(rows, dtype=np.float64))
+
+    def _logits(self, pair: Pair) -> np.ndarray:
+        """The logits of one pair, from a forward pass that holds it alone (no padding)."""
+        ids, type_ids = self._encoder.encode(pair)
+        feed: dict[str, Any] = {
+            "input_ids": np.asarray([ids], dtype=np.int64),
+            "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
+        }
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.asarray([type_ids], dtype=np.int64)
+        (out,) = self._session.run([self._output], feed)
+        return np.asarray(out[0], dtype=np.float64)
+
+
+def _usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _max_tokens(config: dict[str, Any], override: int | None) -> int:
