@@ -2,8 +2,10 @@
 
 Prints: inputs tried per entry point (``Guardrail.invoke``, ``guardrail check``,
 ``POST /v1/check``), exceptions escaped, accepts-by-accident, spans outside the text, other
-invariant breaks, fault cases survived / tried, concurrent-vs-sequential mismatches, and the
-peak resident memory while checking a batch of answers. The strategies and invariants are the
+invariant breaks, fault cases survived / tried, concurrent-vs-sequential mismatches, history
+differences (every report checked fresh, after a shuffled history of other inputs, in a batch
+and in the service, compared field by field with the real offline verifier:
+``tests/same_report.py``), and the peak resident memory while checking a batch of answers. The strategies and invariants are the
 test suite's (``tests/reliability_strategies.py``); the verifier is the ``ScriptedVerifier``
 test double (the label drawn per example), spaCy and the embedder are the real offline models.
 
@@ -180,6 +182,44 @@ def fault_section() -> tuple[int, int, list[str]]:
     return survived, tried, failed
 
 
+def history_section(n: int, show: int) -> tuple[int, int]:
+    """The curated inputs and ``n`` fuzzed ones, each checked by the real ``Guardrail()``
+    fresh, after a shuffled history, in a batch and in the service: (differences, inputs)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    from guardrail import Guardrail
+    from tests.reliability_strategies import guard_inputs
+    from tests.same_report import INPUTS, history_differences
+
+    drawn: list[dict[str, Any]] = []
+
+    @hypothesis_seed(20261203)
+    @settings(
+        max_examples=n,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(guard_inputs)
+    def collect(data: dict[str, Any]) -> None:
+        drawn.append(data)
+
+    collect()
+    inputs = [*INPUTS, *drawn[:n]]
+    start = time.perf_counter()
+    found = history_differences(Guardrail, inputs, seed=7)
+    total = 0
+    for way, diffs in found.items():
+        total += len(diffs)
+        print(f"  {way:<16} {len(diffs)} differences over {len(inputs)} inputs")
+        for d in diffs[:show]:
+            print(f"    {d}")
+    print(f"  took {time.perf_counter() - start:.1f} s")
+    return total, len(inputs)
+
+
 def concurrency_section() -> tuple[int, int]:
     """Threads (1/4/16), batch and abatch vs sequential: (mismatching reports, reports)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -232,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
         default=300,
         help="fuzzed inputs for invoke (guardrail check and POST /v1/check get a tenth each)",
     )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=200,
+        help="fuzzed inputs (beside the curated ones) for the same-input-same-report check",
+    )
     parser.add_argument("--batch", type=int, default=1000, help="answers in the memory batch")
     parser.add_argument("--show", type=int, default=5, help="examples of each problem to print")
     args = parser.parse_args(argv)
@@ -252,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    not survived: {f}")
     print("concurrency:")
     mismatches, compared = concurrency_section()
+    print("history:")
+    differences, histories = history_section(args.history, args.show)
     print("memory:")
     memory_section(args.batch)
 
@@ -266,12 +314,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  other invariant breaks       {len(tally.other)}")
     print(f"  fault cases survived / tried {survived} / {tried}")
     print(f"  concurrent-vs-sequential     {mismatches} mismatches of {compared}")
+    print(f"  history differences          {differences} over {histories} inputs x 4 ways")
     print(
         f"  estimate for --examples 10000: {10000 * 1.2 * took / max(1, tally.tried) / 60:.0f} min"
         " of fuzzing (plus model load, faults and the batch)"
     )
     bad = len(tally.escaped) + len(tally.accepts_by_accident) + len(tally.spans_outside)
-    return 1 if bad or mismatches else 0
+    return 1 if bad or mismatches or differences else 0
 
 
 if __name__ == "__main__":

@@ -51,6 +51,10 @@ class OnnxPresetVerifier(PresetVerifier):
 
     def __init__(self, preset: VerifierPreset, source: str | Path, **options: Any) -> None:
         super().__init__(preset, source, **options)
+        # One input per forward pass: an int8 export quantises its activations with one scale
+        # over the whole batch, so batched scores would depend on the inputs beside them (and a
+        # cached score on what an earlier request held).
+        self.batch_size = 1
 
     def _prepare(self) -> None:
         try:

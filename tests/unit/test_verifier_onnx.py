@@ -56,11 +56,11 @@ def permuted_int8_dir(tiny_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 class TestOnnxConformance(VerifierConformance):
-    batch_tolerance = 0.05  # dynamic int8 quantises activations per batch (wide random init)
+    batch_tolerance = 0.0  # every pair runs alone: a batch gives each pair's own scores exactly
 
     @pytest.fixture
     def verifier(self, int8_dir: Path) -> Verifier:
-        return OnnxVerifier(int8_dir, threads=1, batch_size=3)
+        return OnnxVerifier(int8_dir, threads=2)
 
     @pytest.fixture
     def permuted_pair(self, fp32_dir: Path, permuted_int8_dir: Path) -> tuple[Verifier, Verifier]:
@@ -68,6 +68,8 @@ class TestOnnxConformance(VerifierConformance):
 
 
 class TestOnnxFp32Conformance(VerifierConformance):
+    batch_tolerance = 0.0
+
     @pytest.fixture
     def verifier(self, fp32_dir: Path) -> Verifier:
         return OnnxVerifier(fp32_dir, batch_size=2)
@@ -187,3 +189,21 @@ def test_fp16_weights_rebuild_to_the_trained_weights(tiny_dir: Path, tmp_path: P
         assert state[key].shape == trained[key].shape
         errors[weights] = float(abs(state[key] - trained[key]).max())
     assert errors["fp16"] < 1e-3 < errors["int8"]
+
+
+def test_a_pairs_scores_do_not_depend_on_the_other_pairs(int8_dir: Path) -> None:
+    """The int8 graph quantises activations with one scale over its whole input: a pair's
+    scores must come from a pass that holds it alone, whatever else the call (or an earlier,
+    cached call) held, in any order, on any number of workers."""
+    target = ("The river has three bridges.", "The river has five bridges.")
+    others = [
+        ("A man is sleeping in a bed.", "A man is awake."),
+        ("Two dogs run across a wide field of grass. " * 6, "Animals are outside."),
+        ("x", "y"),
+    ]
+    alone = OnnxVerifier(int8_dir, threads=1).predict([target])[0]
+    for workers in (1, 2, 4):
+        verifier = OnnxVerifier(int8_dir, threads=workers)
+        for call in ([target, *others], [*others, target], [others[1], target, others[0]]):
+            got = verifier.predict(call)
+            assert got[call.index(target)] == alone
