@@ -2,7 +2,8 @@
 
 One server (module scope) runs the offline guardrail with the bundled verifier, wrapped only to
 hold a check inside the verifier while the test looks at the server (a gate: the scores are the
-real model's). A second test starts ``guardrail serve`` itself as a process.
+real model's). Other tests start ``guardrail serve`` itself as a process: with a token, on
+loopback without one, and refusing a public interface without one.
 """
 
 from __future__ import annotations
@@ -48,12 +49,13 @@ def free_port() -> int:
 
 def wait_for(url: str, status: int = 200, tries: int = 1200, headers: Any = None) -> httpx.Response:
     """Poll ``url`` (0.25 s apart, bounded) until it answers ``status``."""
-    last: Any = None
+    last: httpx.Response | Exception | None = None
     for _ in range(tries):
         try:
-            last = httpx.get(url, timeout=5, headers=headers)
-            if last.status_code == status:
-                return last
+            answer = httpx.get(url, timeout=5, headers=headers)
+            if answer.status_code == status:
+                return answer
+            last = answer
         except httpx.TransportError as exc:
             last = exc
         time.sleep(0.25)
@@ -192,6 +194,14 @@ def test_concurrent_checks_match_one_by_one(server: str) -> None:
     assert len(turns) == 4  # each stored under its own turn
 
 
+def cli_env(**values: str) -> dict[str, str]:
+    """The environment of a ``guardrail`` process: this checkout's package first on the path
+    (the process runs in a temporary directory), no ``$GUARDRAIL_API_TOKEN`` unless given."""
+    env = {k: v for k, v in os.environ.items() if k != "GUARDRAIL_API_TOKEN"}
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return {**env, "PYTHONPATH": path, **values}
+
+
 def test_guardrail_serve_command(tmp_path: Path) -> None:
     """``guardrail serve`` as a process: config file, store, token; then ``store export``."""
     config = tmp_path / "guardrail.yaml"
@@ -201,7 +211,7 @@ def test_guardrail_serve_command(tmp_path: Path) -> None:
     )
     store = tmp_path / "results.sqlite"
     port = free_port()
-    env = {**os.environ, "GUARDRAIL_API_TOKEN": "t0ken"}
+    env = cli_env(GUARDRAIL_API_TOKEN="t0ken")
     cmd = [sys.executable, "-m", "guardrail.cli", "serve", "--port", str(port)]
     proc = subprocess.Popen(
         [*cmd, "--store", str(store), "--config", str(config), "--log-level", "warning"],
@@ -243,6 +253,61 @@ def test_guardrail_serve_command(tmp_path: Path) -> None:
     ).stdout
     assert out.startswith("/postprocessing/demo/0/input/llm_response\t")
     assert '/postprocessing/demo/0/result/recommendation\t"human_review"' in out
+
+
+NO_MODELS = "disabled_stages: [coherence, claims, fact_validation, hallucination, correction]\n"
+
+
+def test_guardrail_serve_on_loopback_starts_without_a_token(tmp_path: Path) -> None:
+    config = tmp_path / "guardrail.yaml"
+    config.write_text(NO_MODELS)
+    port = free_port()
+    cmd = [sys.executable, "-m", "guardrail.cli", "serve", "--port", str(port), "--no-store"]
+    proc = subprocess.Popen(
+        [*cmd, "--config", str(config), "--log-level", "warning"],
+        env=cli_env(),
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(base + "/readyz", tries=400)
+        assert httpx.get(base + "/healthz").status_code == 200
+        r = httpx.post(base + "/v1/check", json=REQUEST, timeout=60)  # no Authorization header
+        assert r.status_code == 200, r.text
+        assert httpx.get(base + "/metrics").status_code == 200
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"serving on http://127.0.0.1:{port}/ (no store, no auth)" in err
+    assert "warning" not in err.lower()
+
+
+def test_guardrail_serve_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:
+    config = tmp_path / "guardrail.yaml"
+    config.write_text(NO_MODELS)
+    port = free_port()
+    store = tmp_path / "results.sqlite"
+    cmd = [sys.executable, "-m", "guardrail.cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    started = time.monotonic()
+    done = subprocess.run(
+        [*cmd, "--store", str(store), "--config", str(config)],
+        env=cli_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - started < 30  # refused at start, no model loaded
+    assert done.stderr.startswith("guardrail: error: refusing to serve on 0.0.0.0 without a token")
+    assert "export GUARDRAIL_API_TOKEN=" in done.stderr and "--no-auth" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not store.exists()
+    with socket.socket() as s, pytest.raises(OSError):
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))  # nothing listens
 
 
 def test_batch_keeps_the_order_of_items(server: str) -> None:
