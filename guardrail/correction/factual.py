@@ -19,7 +19,11 @@ from guardrail.report import (
 )
 
 FACTUAL_PRIORITY = 3
-_REPAIRED = (HallucinationType.TEMPORAL_ERROR, HallucinationType.WRONG_ATTRIBUTE)
+_REPAIRED = (
+    HallucinationType.TEMPORAL_ERROR,
+    HallucinationType.WRONG_ATTRIBUTE,
+    HallucinationType.FABRICATED_FACT,
+)
 """Flag types whose ``replacement`` comes from the evidence (:func:`evidence_edits`)."""
 
 

@@ -224,14 +224,17 @@ def nonexistent_entity_flags(
     """
     offset = claim.span.start
     joined = "\n".join(known_texts)
+    claim_text = claim.span.slice(response)
+    snippet = claim.evidence.snippet if claim.evidence is not None else ""
     flags = []
-    for mention in find_mentions(claim.span.slice(response), nlp):
+    for mention in find_mentions(claim_text, nlp):
         span = Span(start=offset + mention.start, end=offset + mention.end)
         if any(span.start < s.end and s.start < span.end for s in skip):
             continue
         if mention_in(mention, joined):
             continue
         is_name = mention.kind is MentionKind.NAME
+        value = None if is_name else evidence_number(claim_text, mention, snippet)
         flags.append(
             _flag(
                 HallucinationType.NONEXISTENT_ENTITY
@@ -241,11 +244,50 @@ def nonexistent_entity_flags(
                 response,
                 NAME_CONFIDENCE if is_name else VALUE_CONFIDENCE,
                 f"{mention.kind.value} '{mention.text}' appears in no passage, "
-                "knowledge-base fact or dialogue turn",
+                "knowledge-base fact or dialogue turn"
+                + (f"; the evidence sentence gives {value!r}" if value else ""),
+                evidence=snippet if value else None,
+                suggestion=f"the evidence says {value}" if value else None,
                 claim_index=index,
+                replacement=value,
             )
         )
     return flags
+
+
+def _unit_after(text: str, end: int) -> str:
+    """The word right after a number ("days" in "90 days"), lower-cased; '' at the end."""
+    rest = text[end:].lstrip()
+    word = ""
+    for ch in rest:
+        if not (ch.isalpha() or ch in "%°$€£"):
+            break
+        word += ch
+    return word.lower()
+
+
+def _number_shape(text: str) -> tuple[bool, bool]:
+    """(written in digits, a percentage): a repair keeps the claim's way of writing it."""
+    return any(ch.isdigit() for ch in text), text.rstrip().endswith("%")
+
+
+def evidence_number(claim_text: str, mention: Mention, snippet: str) -> str | None:
+    """The number the evidence sentence gives in the place of the claim's ``mention``: the one
+    number of ``snippet`` written the same way (digits, a percentage) and followed by the same
+    word ("30 days" for "90 days"), else ``None`` (no such number, or more than one)."""
+    if mention.kind is not MentionKind.NUMBER or not snippet:
+        return None
+    unit = _unit_after(claim_text, mention.end)
+    shape = _number_shape(mention.text)
+    found = {
+        m.text
+        for m in find_mentions(snippet)
+        if m.kind is MentionKind.NUMBER
+        and m.key != mention.key
+        and _number_shape(m.text) == shape
+        and _unit_after(snippet, m.end) == unit
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def logical_inconsistency_flag(

@@ -6,7 +6,14 @@ A question asks; it does not state. But some questions carry a fact the speaker 
   X?", "are you aware that X?", "did you notice that X?";
 - rhetorical openers: "isn't it true that X?", "can you believe (that) X?", "would you believe
   X?", "isn't it amazing that X?", "who knew (that) X?";
-- tag questions: "X, isn't it?", "X, didn't he?", "X, right?", "X, don't you think?".
+- tag questions: "X, isn't it?", "X, didn't he?", "X, right?", "X, don't you think?";
+- a statement run into a question to the user: "X, does that help?", "X; shall I book it?",
+  "X - would you like a copy?";
+- declarative questions, a statement said with a question mark: "So the meeting is on Friday
+  at 3pm?", "Orvik moved to Lyon?" (with a name, a number or a date: "That works for you?"
+  states nothing to check);
+- echo questions: "You mean the meeting on Friday?", "Are you asking about the 2019 model?"
+  (with a name, a number or a date).
 
 :func:`asserted_fact` finds X and its span inside the question, so the claim X is checked like
 any other. Genuine questions to the user — "what did you think?", "have you seen it?", "did you
@@ -68,6 +75,44 @@ _TAG = re.compile(
     _I,
 )
 """A tag after a statement: "…, isn't it?", "…, right?"."""
+_QUESTION_START = (
+    _AUX + r"(?:n'?t)?|how|what|who|whom|whose|where|when|why|which|whether|any|anything|"
+    r"or|want|need|shall|may|ready|interested|sound|sounds|ok|okay"
+)
+"""Words a question to the user starts with ("does that help", "would you like", "any other")."""
+_RUN_INTO_QUESTION = re.compile(
+    r"(?:\s*[,;:]\s+|\s+[-–—]+\s+|\s*[–—]\s*)(?=(?:" + _QUESTION_START + r")\b[^?]*\?+\s*$)",
+    _I,
+)
+"""Where a statement runs into a question: "X, does that help?", "X - would you like …?"."""
+_NOT_A_STATEMENT_START = re.compile(
+    r"^(?:if|when|whenever|since|because|although|though|unless|while|as|once|before|after|"
+    r"until|for|in|on|at|by|with|from|to|regarding|about|besides|given|assuming|just|also|"
+    r"and|or|but|so|sure|yes|no|ok|okay|great|thanks|thank|sorry|alright|well|let\s+me|let'?s|"
+    r"(?:i|we)\s+(?:can|could|will|would|may|might|shall|should)|i'll|we'll|i'd|we'd)\b",
+    _I,
+)
+"""A part before the question that is an adverbial, a reply word or an offer ("I can book …,
+would that work?"), not a statement of fact."""
+_DISCOURSE = re.compile(
+    r"^(?:(?:so|and|but|oh|ok|okay|well|wait|sorry|hmm+|right|then|also|just\s+to\s+confirm|"
+    r"to\s+confirm|just\s+checking|let\s+me\s+check)\s*[,:]?\s+)+",
+    _I,
+)
+"""Words that lead a declarative or echo question ("So the meeting is …?")."""
+_ECHO = re.compile(
+    r"^(?:(?:do|did)\s+you\s+mean|you\s+mean|you'?re\s+(?:saying|asking\s+about|talking\s+about|"
+    r"referring\s+to)|you\s+are\s+(?:saying|asking\s+about|talking\s+about|referring\s+to)|"
+    r"are\s+you\s+(?:saying|asking\s+about|talking\s+about|referring\s+to)|meaning|"
+    r"(?:is|was)\s+(?:that|this|it)\s+about)(?:\s+that)?\s+",
+    _I,
+)
+"""Echo openers: what follows restates what the user seems to have said."""
+_DECLARATIVE_NOT = re.compile(
+    r"^(?:" + _QUESTION_START + r"|you|your|i|i'?m|i'?d|we|let|should|could|can|is|are|do|does)\b",
+    _I,
+)
+"""A question that starts so is not a declarative statement ("Is it …?", "You want …?")."""
 _GENUINE = re.compile(r"^(?:how|what|who|whom|whose|where|when|why|which|whether|if|about)\b", _I)
 """A complement that makes the question a real one ("did you know where …")."""
 _TRAILING = " \t\n\"'”’)]*_"
@@ -88,6 +133,53 @@ def _holds_a_fact(clause: str, min_words: int) -> bool:
     if len(words) < min_words or _GENUINE.match(clause):
         return False
     return not_checkworthy_reason(clause) is None
+
+
+def _specific(clause: str) -> bool:
+    """Whether ``clause`` names a number, a date, a time or a name."""
+    from guardrail.text.mentions import find_mentions
+
+    return any(ch.isdigit() for ch in clause) or bool(find_mentions(clause))
+
+
+def _statement_before_question(body: str) -> tuple[int, int] | None:
+    """ "X, does that help?": the span of X, when X is a statement of its own."""
+    for m in _RUN_INTO_QUESTION.finditer(body):
+        start, end = _trim(body, 0, m.start())
+        clause = body[start:end]
+        lead = _DISCOURSE.match(clause)
+        if lead is not None:
+            start += lead.end()
+            clause = body[start:end]
+        if "?" in clause or _NOT_A_STATEMENT_START.match(clause) or _GENUINE.match(clause):
+            return None
+        if _DECLARATIVE_NOT.match(clause) and not _specific(clause):
+            return None
+        if _holds_a_fact(clause, 3):
+            return start, end
+        return None
+    return None
+
+
+def _declarative_or_echo(body: str, stop: int) -> tuple[int, int] | None:
+    """ "So the meeting is on Friday?", "You mean the meeting on Friday?": the stated part,
+    when it names something checkable."""
+    lead = _DISCOURSE.match(body)
+    at = lead.end() if lead is not None else 0
+    echo = _ECHO.match(body, at)
+    if echo is not None:
+        start, end = _trim(body, echo.end(), stop)
+        clause = body[start:end]
+        if _GENUINE.match(clause) or not _specific(clause):
+            return None
+        return (start, end) if _holds_a_fact(clause, 2) else None
+    start, end = _trim(body, at, stop)
+    clause = body[start:end]
+    if _DECLARATIVE_NOT.match(clause) or _GENUINE.match(clause) or not _specific(clause):
+        return None
+    if any(ch in clause for ch in "?,;"):
+        return None
+    return (start, end) if _holds_a_fact(clause, 2) else None
 
 
 def asserted_fact(sentence: str) -> tuple[int, int] | None:
@@ -116,7 +208,10 @@ def asserted_fact(sentence: str) -> tuple[int, int] | None:
         if "?" in clause or not _holds_a_fact(clause, min_words):
             return None
         return start, end
-    return None
+    found = _statement_before_question(body)
+    if found is not None:
+        return found
+    return _declarative_or_echo(body, stop)
 
 
 _ABOUT_YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", _I)

@@ -1,0 +1,162 @@
+"""Facts stated in question form are claims with their own span; questions to the user are not.
+
+A declarative question ("So the meeting is on Friday at 3pm?"), a statement run into a question
+("X, does that help?", "X; shall I …?", "X - would you like …?") and an echo question ("You mean
+the meeting on Friday?") state X; "Which order number is it about?" and "Would you like me to
+open a return request?" state nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.config import HallucinationConfig
+from guardrail.hallucination.claims import sentence_claims
+from guardrail.hallucination.question_facts import asserted_fact
+
+STATED = [
+    ("The refund window is 90 days, does that help?", "The refund window is 90 days"),
+    ("So the meeting is on Friday at 3pm?", "the meeting is on Friday at 3pm"),
+    ("You mean the meeting on Friday?", "the meeting on Friday"),
+    ("Do you mean the 2019 model?", "the 2019 model"),
+    ("The refund window is 30 days; shall I open a return?", "The refund window is 30 days"),
+    (
+        "Refunds take 5 business days - would you like me to start one?",
+        "Refunds take 5 business days",
+    ),
+    (
+        "Refunds take 5 business days — would you like me to start one?",
+        "Refunds take 5 business days",
+    ),
+    ("Orvik moved to Lyon?", "Orvik moved to Lyon"),
+    ("John was 1990?", "John was 1990"),
+    ("So the budget is 2 million euros?", "the budget is 2 million euros"),
+    ("So, Jane Roe is the CEO?", "Jane Roe is the CEO"),
+    ("You have 30 days to return it, ok?", "You have 30 days to return it"),
+    ("The meeting is on Monday at 2pm, right?", "The meeting is on Monday at 2pm"),
+    ("Did you know that Paris is the capital of France?", "Paris is the capital of France"),
+]
+
+ASKS = [
+    "Which order number is it about?",
+    "Would you like me to open a return request?",
+    "That works for you?",
+    "If you paid by card, would you like a refund?",
+    "After the meeting on Monday, shall I send notes?",
+    "Sure, would you like me to check?",
+    "What time is it, do you know?",
+    "You want a refund?",
+    "Is the meeting on Monday?",
+    "Anything else I can help with?",
+    "How about Tuesday at 3pm?",
+    "I can book room 4B for Monday, would that work?",
+    "Any questions about the 30-day window?",
+    "Shall we say Monday at 2pm?",
+    "Did you know where he was born?",
+]
+
+
+@pytest.mark.parametrize(("sentence", "fact"), STATED)
+def test_the_stated_part_of_a_question_is_found(sentence: str, fact: str) -> None:
+    found = asserted_fact(sentence)
+    assert found is not None, sentence
+    assert sentence[found[0] : found[1]] == fact
+
+
+@pytest.mark.parametrize("sentence", ASKS)
+def test_a_question_to_the_user_states_nothing(sentence: str) -> None:
+    assert asserted_fact(sentence) is None
+
+
+def test_the_claim_keeps_its_span_inside_the_reply() -> None:
+    reply = "Thanks for waiting. The refund window is 90 days, does that help?"
+    claims = sentence_claims(reply, HallucinationConfig())
+    assert [c.text for c in claims] == ["Thanks for waiting.", "The refund window is 90 days"]
+    assert claims[1].span.slice(reply) == "The refund window is 90 days"
+
+
+def test_without_checkworthiness_the_question_is_one_claim() -> None:
+    reply = "So the meeting is on Friday at 3pm?"
+    claims = sentence_claims(reply, HallucinationConfig(checkworthiness=False))
+    assert [c.text for c in claims] == [reply]
+
+
+# --- through the pipeline (scripted verifier; the real spaCy pipeline and embedder) ----------
+
+SUPPORT = (
+    "The refund window is 30 days from delivery. Refunds go back to the original payment "
+    "method within 5 business days. The team meeting is on Monday at 2pm in room 4B."
+)
+
+
+def _guard(verifier: object) -> object:
+    from tests.reliability_strategies import guard_with
+
+    return guard_with(verifier)
+
+
+def test_a_wrong_number_before_a_question_is_repaired_from_the_evidence_sentence() -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    verifier = ScriptedVerifier(
+        {
+            ("30 days", "The refund window is 90 days"): "contradiction",
+            ("30 days", "The refund window is 30 days"): "entailment",
+        },
+        default="neutral",
+    )
+    reply = "The refund window is 90 days, does that help?"
+    report = _guard(verifier).invoke(  # type: ignore[attr-defined]
+        {"query": "How long do I have to return it?", "response": reply, "passages": [SUPPORT]}
+    )
+    assert report.claims[0].text == "The refund window is 90 days"
+    assert report.claims[0].status.value == "contradicted"
+    assert report.action.value == "correct_and_deliver"
+    assert report.delivered_text.startswith("The refund window is 30 days, does that help?")
+    [fix] = [c for c in report.corrections if c.type.value == "factual"]
+    assert (fix.original, fix.replacement, fix.verified) == ("90", "30", True)
+
+
+def test_a_declarative_question_is_checked_against_the_evidence() -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    verifier = ScriptedVerifier(
+        {("Monday at 2pm", "the meeting is on Friday at 3pm"): "contradiction"}, default="neutral"
+    )
+    report = _guard(verifier).invoke(  # type: ignore[attr-defined]
+        {
+            "query": "When is the meeting?",
+            "response": "So the meeting is on Friday at 3pm?",
+            "passages": [SUPPORT],
+        }
+    )
+    assert report.claims[0].text == "the meeting is on Friday at 3pm"
+    assert report.verdict.label.value == "HALLUCINATION"
+    assert report.action.value != "human_review"
+
+
+def test_a_declarative_question_without_evidence_is_not_accepted() -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    report = _guard(ScriptedVerifier(default="entailment")).invoke(  # type: ignore[attr-defined]
+        {"response": "Orvik moved to Lyon?"}
+    )
+    assert report.claims[0].text == "Orvik moved to Lyon"
+    assert report.action.value not in ("accept", "accept_with_flags")
+
+
+def test_evidence_number_takes_the_one_number_in_the_same_place() -> None:
+    from guardrail.hallucination.flags import evidence_number
+    from guardrail.text.mentions import find_mentions
+
+    def pick(claim: str, snippet: str) -> str | None:
+        [mention] = [m for m in find_mentions(claim) if m.kind.value == "number"][:1]
+        return evidence_number(claim, mention, snippet)
+
+    assert pick("The window is 90 days.", "The window is 30 days from delivery.") == "30"
+    assert pick("Acme has 460 employees.", "Acme has 450 employees.") == "450"
+    assert pick("The rate is 3.5% a year.", "The rate is 3.25% a year.") == "3.25%"
+    # another unit, two candidates, a percentage for a plain number: no repair
+    assert pick("The window is 90 days.", "The window is 30 weeks.") is None
+    assert pick("It has 90 days.", "It has 30 days, or 60 days in winter.") is None
+    assert pick("The rate is 3 a year.", "The rate is 3.25% a year.") is None
