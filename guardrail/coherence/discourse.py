@@ -145,9 +145,12 @@ def analyze_discourse(
                 "instead of asking about something they did not say.",
             )
         )
-    if main.is_question and not breaks:
+    asks_back = main.is_question or (
+        main is A.OFFER and sents[main_i].text.rstrip().endswith("?")
+    )  # "Would you like me to open a return request?" after "I want to return my shoes."
+    if asks_back and not breaks:
         related = vectors.cos(sents[main_i].text, last.text) >= config.clarification_similarity
-        if related or content_lemmas(sents[main_i]) & last_lemmas:
+        if related or content_lemmas(sents[main_i]) & last_lemmas or _refers_back(sents[main_i]):
             main = A.CLARIFICATION
     expected = EXPECTED.get(called.act)
     if expected is not None and main not in expected and not breaks:
@@ -181,3 +184,15 @@ def analyze_discourse(
         "breaks": breaks,
     }
     return DimensionScore(score=round(score, 4), details=details), issues
+
+
+_BACK_REFERENCES = {"it", "that", "this", "they", "them", "those", "these", "one", "ones"}
+"""Pronouns that point back to the last turn's subject ("Which order is it about?")."""
+
+
+def _refers_back(question: Span) -> bool:
+    """Whether the question speaks of the last turn's subject through a pronoun: "Which order
+    number is it about?" after "I want to return my shoes." asks a detail of the request."""
+    return any(
+        t.lower_ in _BACK_REFERENCES and t.pos_ == "PRON" and t.dep_ != "expl" for t in question
+    )

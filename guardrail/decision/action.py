@@ -90,6 +90,14 @@ def asked_something(coherence: CoherenceResult | None) -> bool | None:
     return qud.question_type != "statement" or qud.details.get("answer_kind") == "action"
 
 
+def clarifies(coherence: CoherenceResult | None) -> bool:
+    """Whether the answer's main act is a question back about the user's last turn (the
+    discourse check's ``clarification``: "Which order number is it about?")."""
+    if coherence is None:
+        return False
+    return coherence.discourse_coherence.details.get("main_act") == "clarification"
+
+
 @dataclass(frozen=True)
 class Checked:
     """Everything the decision reads about one checked answer."""
@@ -251,6 +259,10 @@ def _choose(
     if c.claims and not c.problems and all(x.status is NOT_CHECKWORTHY for x in c.claims):
         qud = c.coherence.qud_relevance if c.coherence is not None else None
         if not (asked_something(c.coherence) and qud is not None and not qud.addresses_qud):
+            return Accept(), NOTHING_TO_CHECK
+        if qud.question_type == "statement" and clarifies(c.coherence):
+            # a remark or a request, answered with a question about it: nothing was left
+            # unanswered (the question check is for questions)
             return Accept(), NOTHING_TO_CHECK
         return _not_delivered(
             c, [], [], "nothing to check, and the answer does not address the question asked",

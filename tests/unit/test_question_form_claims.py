@@ -160,3 +160,32 @@ def test_evidence_number_takes_the_one_number_in_the_same_place() -> None:
     assert pick("The window is 90 days.", "The window is 30 weeks.") is None
     assert pick("It has 90 days.", "It has 30 days, or 60 days in winter.") is None
     assert pick("The rate is 3 a year.", "The rate is 3.25% a year.") is None
+
+
+@pytest.mark.parametrize(
+    "reply", ["Which order number is it about?", "Would you like me to open a return request?"]
+)
+def test_a_clarifying_question_to_a_remark_is_delivered(reply: str) -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    verifier = ScriptedVerifier(default="neutral")
+    report = _guard(verifier).invoke(  # type: ignore[attr-defined]
+        {"query": "I want to return my shoes.", "response": reply, "passages": [SUPPORT]}
+    )
+    assert report.coherence.discourse_coherence.details["main_act"] == "clarification"
+    assert report.action.value == "accept" and report.delivered_text == reply
+    assert verifier.calls == []
+
+
+def test_an_unrelated_question_to_a_remark_is_not_delivered() -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    report = _guard(ScriptedVerifier(default="neutral")).invoke(  # type: ignore[attr-defined]
+        {
+            "query": "I want to return my shoes.",
+            "response": "Is the sky blue?",
+            "passages": [SUPPORT],
+        }
+    )
+    assert report.coherence.discourse_coherence.details["main_act"] != "clarification"
+    assert report.delivered_text is None
