@@ -23,6 +23,7 @@ _REPAIRED = (
     HallucinationType.TEMPORAL_ERROR,
     HallucinationType.WRONG_ATTRIBUTE,
     HallucinationType.FABRICATED_FACT,
+    HallucinationType.NONEXISTENT_ENTITY,
 )
 """Flag types whose ``replacement`` comes from the evidence (:func:`evidence_edits`)."""
 

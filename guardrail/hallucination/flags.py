@@ -6,6 +6,7 @@ into the response, a confidence, the evidence snippet and, where one exists, a s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -234,7 +235,10 @@ def nonexistent_entity_flags(
         if mention_in(mention, joined):
             continue
         is_name = mention.kind is MentionKind.NAME
-        value = None if is_name else evidence_number(claim_text, mention, snippet)
+        if is_name:
+            value = evidence_spelling(mention.text, snippet)
+        else:
+            value = evidence_number(claim_text, mention, snippet)
         flags.append(
             _flag(
                 HallucinationType.NONEXISTENT_ENTITY
@@ -245,7 +249,15 @@ def nonexistent_entity_flags(
                 NAME_CONFIDENCE if is_name else VALUE_CONFIDENCE,
                 f"{mention.kind.value} '{mention.text}' appears in no passage, "
                 "knowledge-base fact or dialogue turn"
-                + (f"; the evidence sentence gives {value!r}" if value else ""),
+                + (
+                    (
+                        f"; the evidence sentence spells it {value!r}"
+                        if is_name
+                        else f"; the evidence sentence gives {value!r}"
+                    )
+                    if value
+                    else ""
+                ),
                 evidence=snippet if value else None,
                 suggestion=f"the evidence says {value}" if value else None,
                 claim_index=index,
@@ -253,6 +265,32 @@ def nonexistent_entity_flags(
             )
         )
     return flags
+
+
+SPELLING_MIN_LETTERS = 5
+"""Shorter words are not respelt from the evidence: too many short names are one edit apart."""
+
+
+def evidence_spelling(word: str, snippet: str) -> str | None:
+    """The word of the evidence sentence that ``word`` (found in no known text) misspells: the
+    one word of ``snippet`` with the same capitalisation at most one edit away (two for words
+    of eight letters or more; a swap of two letters is one edit), else ``None``. "Mondey" gives
+    "Monday" beside "… on Monday at 2pm"; a word of several tokens, a short word or one with
+    two near words gives nothing."""
+    from rapidfuzz.distance import DamerauLevenshtein
+
+    if not snippet or not word.isalpha() or len(word) < SPELLING_MIN_LETTERS:
+        return None
+    limit = 1 if len(word) < 8 else 2
+    near = {
+        w
+        for w in re.findall(r"[^\W\d_]+", snippet)
+        if w != word
+        and w[0].isupper() == word[0].isupper()
+        and abs(len(w) - len(word)) <= limit
+        and DamerauLevenshtein.distance(w.lower(), word.lower()) <= limit
+    }
+    return near.pop() if len(near) == 1 else None
 
 
 def _unit_after(text: str, end: int) -> str:

@@ -189,3 +189,39 @@ def test_an_unrelated_question_to_a_remark_is_not_delivered() -> None:
     )
     assert report.coherence.discourse_coherence.details["main_act"] != "clarification"
     assert report.delivered_text is None
+
+
+def test_a_misspelling_beside_the_evidence_word_is_repaired_and_delivered() -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    verifier = ScriptedVerifier(
+        {
+            ("Monday at 2pm", "The meeting is on Mondey at 2pm."): "neutral",
+            ("Monday at 2pm", "The meeting is on Monday at 2pm."): "entailment",
+        },
+        default="neutral",
+    )
+    report = _guard(verifier).invoke(  # type: ignore[attr-defined]
+        {
+            "query": "When is the meeting?",
+            "response": "The meeting is on Mondey at 2pm.",
+            "passages": [SUPPORT],
+        }
+    )
+    assert report.action.value == "correct_and_deliver"
+    assert report.delivered_text == "The meeting is on Monday at 2pm."
+    [fix] = [c for c in report.corrections if c.replacement == "Monday"]
+    assert fix.original == "Mondey" and fix.verified is True
+
+
+def test_evidence_spelling_takes_the_one_near_word_of_the_evidence_sentence() -> None:
+    from guardrail.hallucination.flags import evidence_spelling
+
+    snippet = "The team meeting is on Monday at 2pm in room 4B with Catherine Moore."
+    assert evidence_spelling("Mondey", snippet) == "Monday"
+    assert evidence_spelling("Katherine", snippet) == "Catherine"  # one letter off
+    assert evidence_spelling("Catherina", snippet) == "Catherine"
+    assert evidence_spelling("Moor", snippet) is None  # short words are left alone
+    assert evidence_spelling("Tuesday", snippet) is None  # a real other word, far away
+    assert evidence_spelling("Mondey", "Monday and Mendey are busy.") is None  # two near words
+    assert evidence_spelling("mondey", snippet) is None  # not the same capitalisation
