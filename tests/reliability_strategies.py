@@ -8,8 +8,10 @@ Invariants checked on every outcome (:func:`classify`):
 
 - the call ends in a typed ``GuardrailError`` or a complete ``GuardReport`` (never another
   exception);
-- with no evidence, no knowledge base and no dialogue history, the action is never ``accept``
-  or ``accept_with_flags`` (fail-closed default);
+- with no evidence, no knowledge base and no dialogue history, a reply that asserts anything
+  (:func:`asserts_something`: a statement, or a question-form sentence naming a number, a
+  date or a name) is never ``accept`` or ``accept_with_flags`` (fail-closed default); a
+  reply that asserts nothing ("Hello! How can I help?") may be delivered;
 - every span (claims, flags, corrections, new entities, decision problems, coherence issues,
   recommendation flags) lies inside the response text;
 - a ``contradicted`` claim's text is not delivered unchanged.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,6 +193,42 @@ def has_checkable_evidence(data: dict[str, Any]) -> bool:
     return evidence or data.get("knowledge_base") is not None or bool(dialogue)
 
 
+_GENUINE_QUESTION = re.compile(
+    r"^\W*(?:(?:so|and|but|oh|ok|okay|well|sorry|hmm)\W+)*(?:how|what|who|whom|whose|where|when|"
+    r"why|which|whether|is|are|was|were|am|do|does|did|has|have|had|will|would|can|could|should|"
+    r"shall|may|might|must)(?:n'?t)?\b",
+    re.IGNORECASE,
+)
+"""A question that asks: it opens with a wh-word or an inverted auxiliary ("Is it …?")."""
+
+
+def asserts_something(response: Any) -> bool:
+    """Whether a reply states anything that could be checked: a sentence that is not a
+    question, a greeting, thanks or another remark with no fact (the check-worthiness rules),
+    or a question-form sentence that names a number, a date or a name without opening like a
+    real question ("Orvik moved to Lyon?", "John was 1990?", "X is 90 days, does that help?").
+    Defined on the text alone, not on what the guardrail made of it."""
+    from guardrail.hallucination.checkworthy import not_checkworthy_reason
+    from guardrail.text.mentions import find_mentions
+    from guardrail.text.sentences import split_sentences
+
+    if not isinstance(response, str):
+        return False
+    for sentence in split_sentences(response):
+        text = " ".join(sentence.text.split())
+        if not text.strip("?!.,;:-*_#>\"' "):
+            continue
+        if text.endswith("?"):
+            if _GENUINE_QUESTION.match(text):
+                continue
+            if any(ch.isdigit() for ch in text) or find_mentions(text):
+                return True
+            continue
+        if not_checkworthy_reason(text) is None:
+            return True
+    return False
+
+
 def _spans(report: Any) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     out += [("claim", c.span) for c in report.claims]
@@ -220,8 +259,10 @@ def violations(report: Any, data: dict[str, Any]) -> list[str]:
             found.append(f"span outside text: {kind} [{span.start}, {span.end}) len={len(text)}")
     if not math.isfinite(report.confidence) or not 0.0 <= report.confidence <= 1.0:
         found.append(f"confidence not in [0, 1]: {report.confidence}")
-    if report.action in (Action.ACCEPT, Action.ACCEPT_WITH_FLAGS) and not has_checkable_evidence(
-        data
+    if (
+        report.action in (Action.ACCEPT, Action.ACCEPT_WITH_FLAGS)
+        and not has_checkable_evidence(data)
+        and asserts_something(data.get("response"))
     ):
         found.append(f"accept by accident: {report.action.value} with no evidence")
     delivered = report.delivered_text
