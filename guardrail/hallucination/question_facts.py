@@ -39,6 +39,8 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 
@@ -238,3 +240,83 @@ def asks_for_a_fact(query: str | None) -> bool:
         if not _ABOUT_YOU.search(question) or _ASKS_THROUGH_YOU.search(question):
             return True
     return False
+
+
+_BARE_YES_NO = re.compile(
+    r"^\W*(?:(yes|yeah|yep|yup|yes indeed|indeed|correct|that'?s right|right|of course|sure)|"
+    r"(no|nope|nah|not really|not at all|no,? not really))"
+    r"(?:\s*[,.!]*\s*(?:it|he|she|they|there|that|i|we|you)\s+(?:is|are|was|were|do|does|did|"
+    r"has|have|had|can|could|will|would)(?:n'?t|\s+not)?)?\W*$",
+    _I,
+)
+"""A bare yes or no ("Yes.", "Nope!", "No, it isn't."): group 1 a yes, group 2 a no (the
+words after it only agree with it)."""
+_YES_NO_AUX = {
+    "is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "can",
+    "could", "will", "would", "should", "shall", "may", "might", "must",
+}  # fmt: skip
+
+
+def yes_or_no(reply: str) -> bool | None:
+    """``True`` for a bare yes ("Yes.", "Yeah, it is."), ``False`` for a bare no ("Nope.",
+    "No, they didn't."), ``None`` for any other reply ("Yes, I love it." says more)."""
+    m = _BARE_YES_NO.match(reply)
+    if m is None:
+        return None
+    return m.group(1) is not None
+
+
+def yes_no_proposition(question: Any, yes: bool) -> str | None:
+    """The statement a bare yes (or no) to the yes/no ``question`` makes: "Is the meeting on
+    Monday?" + no → "The meeting is not on Monday."; "Did Orvik move to Lyon?" + yes →
+    "Orvik did move to Lyon." ``question``: the question sentence tagged by spaCy (a ``Span``;
+    the parts of speech are read, not the dependency parse, which short questions often
+    defeat). ``None`` when it is not a plain inverted yes/no question ("What is it?", "Is it
+    red or blue?")."""
+    tokens = [t for t in question if not t.is_space]
+    while tokens and (tokens[0].is_punct or tokens[0].lower_ in ("so", "and", "but", "oh", "well")):
+        tokens = tokens[1:]
+    if len(tokens) < 4 or tokens[-1].text != "?" or tokens[0].lower_ not in _YES_NO_AUX:
+        return None
+    if any(t.lower_ in ("or", "and") or t.text == "?" for t in tokens[1:-1]):
+        return None  # alternatives and coordinated parts: where the subject ends is not read
+    aux, body = tokens[0], tokens[1:-1]
+    subject = _do_subject(body) if aux.lower_ in ("do", "does", "did") else _noun_phrase(body)
+    if not subject or subject >= len(body) or body[subject].lower_ in ("of", "'s"):
+        return None  # no subject, no predicate, or a name that goes on ("Kings of Leon")
+    doc = aux.doc
+    subject_text = doc[body[0].i : body[subject - 1].i + 1].text
+    rest = doc[body[subject].i : body[-1].i + 1].text
+    if not yes and body[0].lower_ in ("both", "all", "every", "each"):
+        # "Are all the rooms booked?" + no: the whole statement is denied, not each part
+        return f"It is not true that {subject_text} {aux.lower_} {rest}."
+    words = f"{subject_text} {aux.lower_}{'' if yes else ' not'} {rest}"
+    return words[0].upper() + words[1:] + "."
+
+
+def _do_subject(body: Sequence[Any]) -> int:
+    """Tokens before the main verb of "did X move …" (0 when there is none)."""
+    for k, t in enumerate(body):
+        if t.pos_ == "VERB":
+            return k
+    return 0
+
+
+def _noun_phrase(body: Sequence[Any]) -> int:
+    """Length of the noun phrase ``body`` opens with ("the meeting", "both bands", "she")."""
+    quantifier = body[0].lower_ in ("both", "all", "each", "some", "many", "most", "few")
+    if body[0].pos_ == "PRON" and not (quantifier and len(body) > 1 and body[1].pos_ == "NOUN"):
+        return 1
+    k = 0
+    while k < len(body) and (body[k].pos_ in ("DET", "NUM", "ADJ") or (k == 0 and quantifier)):
+        k += 1
+    head = k
+    while (k < len(body) and body[k].pos_ in ("PROPN", "NOUN")) or (
+        k < len(body) and k > head and body[k].ent_iob_ == "I"
+    ):
+        k += 1
+    if k == head:
+        return 0
+    if k < len(body) and body[k].tag_ == "POS":  # "Acme 's office"
+        return 0
+    return k

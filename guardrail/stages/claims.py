@@ -30,7 +30,40 @@ def build_claims(stage: Stage, response: str, query: str, language: str | None) 
         claims = decompose_claims(response, llm, config, query=query, response_language=language)
     else:
         claims = sentence_claims(response, config, language)
-    return mark_not_checkworthy(claims) if config.checkworthiness else claims
+    if not config.checkworthiness:
+        return claims
+    answered = yes_no_claim(stage, response, query, language)
+    return [answered] if answered is not None else mark_not_checkworthy(claims)
+
+
+def yes_no_claim(stage: Stage, response: str, query: str, language: str | None) -> Claim | None:
+    """A bare "Yes." or "No." to a yes/no question for a fact, as the statement it makes: the
+    question's proposition ("Is the meeting on Monday?" + "No." → "The meeting is not on
+    Monday."), spanning the reply, so the evidence judges it like any claim. ``None`` for any
+    other reply or question (English only, like the question rules)."""
+    from guardrail.hallucination.question_facts import (
+        asks_for_a_fact,
+        yes_no_proposition,
+        yes_or_no,
+    )
+    from guardrail.report import Span
+
+    yes = yes_or_no(response)
+    if yes is None or language not in (None, "en") or not asks_for_a_fact(query):
+        return None
+    question = query.rstrip()
+    cut = max(
+        question.rfind(". ", 0, len(question) - 1), question.rfind("! ", 0, len(question) - 1)
+    )
+    question = question[cut + 1 :].strip() if cut >= 0 else question.strip()
+    if not question.endswith("?"):
+        return None
+    proposition = yes_no_proposition(stage.resources.nlp()(question)[:], yes)
+    if proposition is None:
+        return None
+    start = len(response) - len(response.lstrip())
+    end = len(response.rstrip())
+    return Claim(text=proposition, span=Span(start=start, end=end), language="en")
 
 
 class ClaimsStage(Stage):

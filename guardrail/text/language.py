@@ -86,12 +86,52 @@ def claim_language(text: str, response_language: str | None) -> str | None:
     return detect_language(text, fallback=response_language)
 
 
+SHORT_REPLY_LETTERS = 40
+"""Replies with fewer letters than this may be read as English by their words
+(:func:`english_by_words`): the detector guesses at random on "Yes, I do." or "Me too!"."""
+_CHAT_WORDS = frozenset(
+    "yes yeah yep yup no nope nah ok okay sure thanks thank cool nice great wow lol haha hi "
+    "hello hey bye good awesome agree love like right true really oh ah um well indeed maybe "
+    "definitely absolutely exactly totally".split()
+)
+_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+
+
+def english_by_words(text: str) -> bool:
+    """Whether a short text reads as English by its words: only ASCII letters, and at least
+    half of its words English function words (spaCy's English stop words) or chat words
+    ("yes", "thanks", "cool"). "Yes, I do." and "Me too!" are; "Ja, das ist gut." and
+    "Oui, c'est vrai." are not."""
+    if any(ch.isalpha() and not ch.isascii() for ch in text):
+        return False
+    words = [w.lower() for w in _LATIN_WORD.findall(text)]
+    if not words:
+        return False
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    known = sum(w in STOP_WORDS or w in _CHAT_WORDS or w.split("'")[0] in STOP_WORDS for w in words)
+    return known * 2 >= len(words)
+
+
 def response_language(response: str, query: str = "", context: str = "") -> str | None:
     """Language of a response; a response too short to tell borrows the language of the query
-    and the dialogue ``context`` around it."""
+    and the dialogue ``context`` around it. A short reply whose words are English
+    (:func:`english_by_words`) is English unless the dialogue around it is long enough to
+    tell and in another language: a short text gives the detector too little to go on ("Yes, I do." scores as
+    Frisian)."""
     around = "\n".join(t for t in (context, query) if t.strip())
     fallback = detect_language(f"{around}\n{response}") if around else None
-    return detect_language(response, fallback=fallback)
+    found = detect_language(response, fallback=fallback)
+    if (
+        found != "en"
+        and sum(map(str.isalpha, response)) < SHORT_REPLY_LETTERS
+        and english_by_words(response)
+    ):
+        # the dialogue decides only when it is long enough to be told itself
+        told = sum(map(str.isalpha, around)) >= SHORT_REPLY_LETTERS
+        if not told or fallback in (None, "en"):
+            return "en"
+    return found
 
 
 def dialogue_context(turns: list[str], last: int = 2) -> str:

@@ -65,7 +65,10 @@ def test_a_fact_asked_inside_a_question_is_checked_and_flagged() -> None:
     inside = [f for f in report["hallucination_flags"] if 26 <= f["span"]["start"] < 77]
     assert inside, report["hallucination_flags"]
     assert report["recommendation"]["action"] == "correct_and_deliver"
-    assert report["delivered_text"] == "Me too!"
+    # The one number in the evidence sentence, in the same place (before "minutes"), repairs it.
+    assert report["delivered_text"] == (
+        "Me too! Did you know that an average game has only 11 minutes of live gameplay?"
+    )
 
 
 def test_a_fact_without_evidence_still_goes_to_a_person_with_one_reason() -> None:

@@ -225,3 +225,78 @@ def test_evidence_spelling_takes_the_one_near_word_of_the_evidence_sentence() ->
     assert evidence_spelling("Tuesday", snippet) is None  # a real other word, far away
     assert evidence_spelling("Mondey", "Monday and Mendey are busy.") is None  # two near words
     assert evidence_spelling("mondey", snippet) is None  # not the same capitalisation
+
+
+# --- a bare yes or no states the question's proposition --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "yes"),
+    [("Yes.", True), ("Yeah, it is.", True), ("Nope!", False), ("No, it isn't.", False)],
+)
+def test_a_bare_yes_or_no_is_read(reply: str, yes: bool) -> None:
+    from guardrail.hallucination.question_facts import yes_or_no
+
+    assert yes_or_no(reply) is yes
+
+
+@pytest.mark.parametrize(
+    "reply", ["Yes, I love it.", "No idea, sorry.", "The meeting is on Monday."]
+)
+def test_a_reply_that_says_more_is_not_a_bare_yes_or_no(reply: str) -> None:
+    from guardrail.hallucination.question_facts import yes_or_no
+
+    assert yes_or_no(reply) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "yes", "no"),
+    [
+        ("Is the meeting on Monday?", "The meeting is on Monday.", "The meeting is not on Monday."),
+        ("Did Orvik move to Lyon?", "Orvik did move to Lyon.", "Orvik did not move to Lyon."),
+        ("Is Taylor Swift a singer?", "Taylor Swift is a singer.", "Taylor Swift is not a singer."),
+        (
+            "Are all the rooms booked?",
+            "All the rooms are booked.",
+            "It is not true that all the rooms are booked.",
+        ),
+        ("What time is it?", None, None),
+        ("Is the tower in Paris or Lyon?", None, None),
+        ("Are both The New Pornographers and Kings of Leon American rock bands?", None, None),
+    ],
+)
+def test_the_proposition_of_a_yes_no_question(
+    question: str, yes: str | None, no: str | None
+) -> None:
+    from guardrail.hallucination.question_facts import yes_no_proposition
+    from tests.reliability_strategies import shared_backends
+
+    nlp, _ = shared_backends()
+    parsed = nlp(question)[:]
+    assert yes_no_proposition(parsed, True) == yes
+    assert yes_no_proposition(parsed, False) == no
+
+
+@pytest.mark.parametrize(
+    ("reply", "label", "delivered"), [("Yes.", "entailment", True), ("No.", "entailment", False)]
+)
+def test_a_bare_yes_or_no_is_judged_against_the_evidence(
+    reply: str, label: str, delivered: bool
+) -> None:
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    verifier = ScriptedVerifier(
+        {
+            ("Monday at 2pm", "The meeting is on Monday."): "entailment",
+            ("Monday at 2pm", "The meeting is not on Monday."): "contradiction",
+        },
+        default="neutral",
+    )
+    report = _guard(verifier).invoke(  # type: ignore[attr-defined]
+        {"query": "Is the meeting on Monday?", "response": reply, "passages": [SUPPORT]}
+    )
+    [claim] = report.claims
+    assert claim.span.slice(reply) == reply
+    assert claim.status.value == ("supported" if delivered else "contradicted")
+    assert (report.delivered_text == reply) is delivered
+    assert report.action.value != "human_review"

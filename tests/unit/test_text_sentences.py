@@ -112,6 +112,29 @@ def test_short_claims_take_the_response_language_unless_their_script_differs() -
     assert response_language("Arthur's Magazine", "Which magazine was started first?") == "en"
 
 
+@pytest.mark.parametrize("reply", ["Yes, I do.", "Me too!", "No, it isn't.", "I do too, lol", "Ok"])
+def test_short_english_replies_are_english(reply: str) -> None:
+    from guardrail.text.language import english_by_words, response_language
+
+    assert english_by_words(reply)
+    assert response_language(reply, "Do you?") == "en"
+    assert response_language(reply) == "en"
+
+
+@pytest.mark.parametrize("reply", ["Ja, das ist gut.", "Oui, c'est vrai.", "Sí, es verdad.", "Ööö"])
+def test_short_replies_in_other_languages_are_not_read_as_english(reply: str) -> None:
+    from guardrail.text.language import english_by_words
+
+    assert not english_by_words(reply)
+
+
+def test_a_short_english_looking_reply_keeps_a_long_dialogues_language() -> None:
+    from guardrail.text.language import response_language
+
+    query = "Kannst du mir sagen, wann der Vertrag unterschrieben wurde und von wem?"
+    assert response_language("Ok, yes.", query) == "de"
+
+
 TERMINATOR_TEXTS = [
     "Dr. Smith paid $3.50. He left!  Then?\nNo.\n\nNext line\nand more",
     "会议在周四。时间是下午两点！ 好吗？ Yes. 3.14 is pi.",
