@@ -7,7 +7,8 @@ A sentence is *not check-worthy* when it asserts nothing the evidence could supp
   "That's so cool!");
 - a closing offer ("I hope this helps.", "Let me know if you have other questions.");
 - a statement about the answer itself or the assistant ("Here is a summary:", "As an AI …");
-- a bare hedge ("I'm not sure.", "It depends.");
+- a bare hedge ("I'm not sure.", "It depends."; not "I don't know, but it opened in 1924.",
+  which goes on to state something);
 - an opinion with no specific content ("I think that's a great idea.").
 
 Anything that names a number, a date or a name, or whose remainder after a hedging or opinion
@@ -65,7 +66,8 @@ _ASSISTANT = re.compile(
 _HEDGE = re.compile(
     r"^(i'?m not (sure|certain)|i do(n'?| no)t know|i cannot (say|be (sure|certain))|"
     r"it'?s hard to say|it depends|that depends|hard to tell|i have no (information|idea)|"
-    r"i('?m| am) unable to (answer|say|determine))\b[^.!?]*[.!]*$",
+    r"i('?m| am) unable to (answer|say|determine))\b"
+    r"(?![^.!?]*\b(?:but|however|though|although|yet)\b)[^.!?]*[.!]*$",
     _I,
 )
 _OPINION = re.compile(

@@ -45,6 +45,8 @@ CHECKWORTHY = [
     "I think the meeting is at 3pm.",
     "Sure, the report is due on 12 March.",
     "Here is the answer: Paris is the capital of France.",
+    "I don't know, but the participants are mostly women.",  # a hedge that goes on to state
+    "I'm not sure, however the first games were held in Paris.",
     "In summary, the company was founded in 1998 by Larry Page and Sergey Brin.",
     "AlphaCodium was released by Google in 2024.",
     "It uses reinforcement learning to train the model.",
