@@ -112,7 +112,11 @@ def test_trace_has_retrieve_and_one_child_run_per_attempt() -> None:
     rag.invoke({"question": "When?", "session_id": "s1", "turn_id": 4}, {"callbacks": [collector]})
     root = collector.roots[-1]
     assert root.name == "guarded_rag"
-    assert root.names() == ["guarded_rag.retrieve", "guarded_rag.attempt", "guarded_rag.attempt"]
+    assert root.names() == [
+        "guarded_rag.retrieve",
+        "guarded_rag.attempt.1",
+        "guarded_rag.attempt.2",
+    ]
     assert isinstance(root.output, GuardedAnswer)
     assert root.metadata["guarded_rag_max_attempts"] == 2
     first = root.children[1]
