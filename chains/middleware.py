@@ -187,7 +187,7 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
                 return report
             text = self.on_fail.fallback_text(report)
             if text is None:
-                left = "" if self.on_fail is OnFail.RAISE else "; nothing is left to show"
+                left = "" if self.on_fail is OnFail.RAISE else "; nothing checked is left to show"
                 raise GuardrailRejected(
                     f"the guardrail rejected the answer ({report.action.value}, confidence "
                     f"{report.confidence:.2f}){left}",

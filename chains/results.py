@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from guardrail.inputs import Passage
-from guardrail.report import Action, GuardReport
+from guardrail.report import Action, GuardReport, VerdictLabel
 
 
 class OnFail(str, Enum):
@@ -24,8 +24,9 @@ class OnFail(str, Enum):
     ``with_fallbacks`` / ``with_retry`` can react."""
     CORRECTED = "corrected"
     """Deliver ``report.corrected`` (the KB-corrected text) instead. When nothing is left to
-    show (every claim removed: the text is empty) it behaves as ``raise``: an empty text is
-    never delivered."""
+    show — every claim removed (the text is empty), or the answer could not be checked
+    (verdict ``UNVERIFIED``) — it behaves as ``raise``: an empty or unchecked text is never
+    delivered."""
     ANNOTATED = "annotated"
     """Deliver ``report.annotated`` (the answer with its flags marked inline) instead; as
     ``corrected``, it behaves as ``raise`` when nothing is left to show."""
@@ -39,8 +40,11 @@ class OnFail(str, Enum):
     def fallback_text(self, report: GuardReport) -> str | None:
         """The text this policy delivers for a report with no ``delivered_text``:
         ``report.corrected`` (``corrected``) or ``report.annotated`` (``annotated``) when it
-        holds anything to show; ``None`` otherwise — the caller then raises, as ``raise``
-        does."""
+        holds anything checked to show; ``None`` otherwise — the caller then raises, as
+        ``raise`` does. ``None`` for an empty text (every claim removed) and for an answer
+        that could not be checked (verdict ``UNVERIFIED``: never delivered as checked)."""
+        if report.verdict.label is VerdictLabel.UNVERIFIED:
+            return None
         if self is OnFail.CORRECTED:
             text = report.corrected
         elif self is OnFail.ANNOTATED:

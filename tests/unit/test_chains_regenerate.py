@@ -42,13 +42,22 @@ QUESTION = "Who leads the Atlas project?"
 EVIDENCE = "Priya Raman leads the Atlas project. The project started in March."
 RIGHT = "Priya Raman leads the Atlas project."
 WRONG = "Tom Berg leads the Atlas project."
+WRONG_START = "The project started in May."
+WRONG_BUDGET = "It has a budget of 4 million euros."
 DOCS = [Document(page_content=EVIDENCE, metadata={"source": "atlas.md", "score": 0.8})]
 FIX_MARK = "rejected by a fact checker"  # from chains.generation.GUIDANCE_PROMPT
 
 
 @pytest.fixture(scope="module")
 def guard() -> Guardrail:
-    verifier = ScriptedVerifier({(None, RIGHT): "entailment", (None, WRONG): "contradiction"})
+    verifier = ScriptedVerifier(
+        {
+            (None, RIGHT): "entailment",
+            (None, WRONG): "contradiction",
+            (None, WRONG_START): "contradiction",
+            (None, WRONG_BUDGET): "contradiction",
+        }
+    )
     return Guardrail(verifier=verifier)
 
 
@@ -322,6 +331,97 @@ def test_top_run_of_a_plain_wrap_shows_the_outcome_too(guard: Guardrail) -> None
 def test_nothing_left_to_show_raises(guard: Guardrail, on_fail: str) -> None:
     retriever = RecordingRetriever()
     safe = with_guardrail(retrieval_chain(scripted(WRONG), retriever), guard, on_fail=on_fail)
-    with pytest.raises(GuardrailRejected, match="nothing is left to show") as info:
+    with pytest.raises(GuardrailRejected, match="nothing checked is left to show") as info:
         safe.invoke({"input": QUESTION})
     assert not getattr(info.value.report, on_fail).strip()
+
+
+@pytest.mark.parametrize("on_fail", ["corrected", "annotated"])
+def test_what_is_left_after_removals_is_delivered(guard: Guardrail, on_fail: str) -> None:
+    retriever = RecordingRetriever()
+    answer = f"{RIGHT} {WRONG_START} {WRONG_BUDGET}"  # two of three claims contradicted
+    safe = with_guardrail(retrieval_chain(scripted(answer), retriever), guard, on_fail=on_fail)
+    out = safe.invoke({"input": QUESTION})
+    assert out[REPORT_KEY].action is Action.HUMAN_REVIEW
+    assert out["answer"] == RIGHT
+
+
+class StubClient:
+    """What ``LangChainTracer`` sends to LangSmith, kept in memory (no network)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, dict[str, Any]] = {}
+
+    def create_run(self, **run: Any) -> None:
+        self.runs.setdefault(str(run["id"]), {}).update(run)
+
+    def update_run(self, run_id: Any, **run: Any) -> None:
+        self.runs.setdefault(str(run_id), {}).update(run)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_real_tracer_and_collect_runs_see_the_outcome_on_the_top_run(guard: Guardrail) -> None:
+    from langchain_core.tracers import LangChainTracer
+    from langchain_core.tracers.context import collect_runs
+
+    retriever = RecordingRetriever()
+    safe = with_guardrail(
+        tutorial_chain(scripted(WRONG, RIGHT, WRONG, RIGHT), retriever),
+        guard,
+        retriever=retriever,
+        on_fail="regenerate",
+    )
+    client = StubClient()
+    tracer = LangChainTracer(client=client, project_name="guardrail-tests")  # type: ignore[arg-type]
+    assert safe.invoke(QUESTION, {"callbacks": [tracer]}) == RIGHT
+    tracer.wait_for_futures()
+    [top] = [r for r in client.runs.values() if r.get("parent_run_id") is None]
+    assert top["name"] == "guarded_chain"
+    assert top["outputs"]["output"] == RIGHT
+    assert top["outputs"]["guardrail"]["action"] == "accept"
+    attempts = sorted(
+        (r for r in client.runs.values() if str(r.get("parent_run_id")) == str(top["id"])),
+        key=lambda r: r["dotted_order"],
+    )
+    assert [r["name"] for r in attempts] == ["guarded_chain.attempt.1", "guarded_chain.attempt.2"]
+    assert "Tom Berg" in attempts[1]["extra"]["metadata"]["guardrail_guidance"]
+    feedback_run = client.runs[top["outputs"]["guardrail"]["feedback_run_id"]]
+    assert feedback_run["name"] == "guardrail"
+
+    with collect_runs() as runs:
+        safe.invoke(QUESTION)
+    outputs = runs.traced_runs[0].outputs or {}
+    assert outputs["output"] == RIGHT and outputs["guardrail"]["action"] == "accept"
+
+
+def test_the_report_on_a_message_is_one_call_away(guard: Guardrail) -> None:
+    from chains import report_of
+
+    report = guard.invoke({"query": QUESTION, "response": RIGHT, "passages": DOCS})
+    message = AIMessage(
+        content=RIGHT, additional_kwargs={REPORT_KEY: report.model_dump(mode="json")}
+    )
+    assert report_of(message) == report
+    assert report_of({"answer": RIGHT, REPORT_KEY: report}) is report
+    assert report_of(AIMessage(content="unchecked")) is None
+
+
+def test_guarded_rag_and_a_wrapped_chain_escalate_alike(guard: Guardrail) -> None:
+    from chains import GuardedRAG
+
+    rag = GuardedRAG(RecordingRetriever(), scripted(WRONG, WRONG), guardrail=guard, max_attempts=2)
+    ours = rag.invoke(QUESTION)
+    retriever = RecordingRetriever()
+    wrapped = with_guardrail(
+        tutorial_chain(scripted(WRONG, WRONG), retriever),
+        guard,
+        retriever=retriever,
+        on_fail="regenerate",
+        max_attempts=2,
+        on_exhausted="human_review",
+    ).invoke(QUESTION)
+    assert ours.escalation is not None and wrapped.escalation is not None
+    assert wrapped.escalation.reason == ours.escalation.reason
+    assert [a.guidance for a in wrapped.attempts] == [a.guidance for a in ours.attempts]
