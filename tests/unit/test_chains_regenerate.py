@@ -26,7 +26,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable, RunnablePassthrough
+from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 from pydantic import Field
 
 from chains import GuardedAnswer, OnExhausted, guided, with_guardrail
@@ -425,3 +425,39 @@ def test_guarded_rag_and_a_wrapped_chain_escalate_alike(guard: Guardrail) -> Non
     assert ours.escalation is not None and wrapped.escalation is not None
     assert wrapped.escalation.reason == ours.escalation.reason
     assert [a.guidance for a in wrapped.attempts] == [a.guidance for a in ours.attempts]
+
+
+def test_the_example_runs_offline(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """``examples/regenerate_existing_chain.py`` end to end, its models faked at the boundary
+    (the scripted verifier, a fixed retriever); the integration tier runs it for real."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "regenerate_existing_chain.py"
+    spec = importlib.util.spec_from_file_location("regenerate_existing_chain", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    wrong, right = example.SCRIPT
+    evidence = "Atlas is the billing migration. It is led by John Smith."
+    docs = [Document(page_content=evidence, metadata={"source": "projects.md", "score": 0.8})]
+
+    class Index:
+        @classmethod
+        def from_paths(cls, paths: Any) -> Index:
+            return cls()
+
+        def as_retriever(self, k: int) -> Any:
+            return RunnableLambda(lambda q: docs)
+
+    verifier = ScriptedVerifier({(None, right): "entailment", (None, wrong): "contradiction"})
+    monkeypatch.setattr(example, "PassageIndex", Index)
+    monkeypatch.setattr(example, "Guardrail", lambda: Guardrail(verifier=verifier))
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.setattr("sys.argv", ["regenerate_existing_chain.py"])
+    assert example.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"guarded_chain.attempt.1: {wrong!r} -> regenerate"
+    assert "quoting the rejected answer: True" in lines[2]
+    assert lines[3] == f"guarded_chain.attempt.2: {right!r} -> accept"
+    assert lines[-1] == f"delivered: {right}"
