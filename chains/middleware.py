@@ -13,6 +13,18 @@ original for ``accept``; the annotated text, with its removals and repairs, for
 ``"guardrail_report"``. When there is no text to show (``regenerate`` / ``human_review``),
 ``on_fail`` decides (see :class:`chains.results.OnFail`).
 
+Regenerate (``on_fail="regenerate"``): the chain runs again with the guardrail's guidance until
+an answer passes, up to ``max_attempts`` answers — the loop every guarded chain shares
+(:mod:`chains.regenerate`). The guidance travels in the run's config, never in the chain's
+input; wrap the chain's chat model in :func:`chains.guidance.guided` so that it reaches the
+model. Each attempt is a child run ``guarded_chain.attempt.<n>``. When no answer passes,
+``on_exhausted`` decides: ``raise`` (``GuardrailRejected`` with every attempt) or
+``human_review`` (the :class:`~chains.results.GuardedAnswer` escalation).
+
+The top run (``guarded_chain``) records ``{"output": <the result>, "guardrail": <Outcome>}`` as
+its outputs: the action, verdict and confidence, the feedback keys and the ``guardrail`` run the
+feedback is on (:class:`chains.results.Outcome`); ``invoke`` returns the result alone.
+
 Streaming (``stream`` / ``astream`` / ``astream_events``): the answer's tokens pass through as
 they arrive, each sentence is checked once complete (``on_sentence_checked`` custom events),
 the ``streaming`` policy handles a failed sentence (``annotate``, ``stop`` or ``buffer``, see
