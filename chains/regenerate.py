@@ -205,7 +205,7 @@ def regenerate_loop(
         number = len(attempts) + 1
         regeneration = None
         if step is not None:
-            guidance = step.guidance or EMPTY_ANSWER_GUIDANCE
+            guidance = step.guidance or guidance_text(attempts[-1].report)
             regeneration = Regeneration(
                 number=number, rejected=attempts[-1].answer, guidance=guidance
             )

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from guardrail.inputs import Passage
 from guardrail.report import Action, GuardReport, VerdictLabel
+from guardrail.tracing import feedback_items
 
 
 class OnFail(str, Enum):
@@ -177,8 +178,6 @@ class Outcome(BaseModel):
     ) -> Outcome:
         """The outcome of a call whose last check gave ``report`` (``action`` / ``delivered``:
         when the call ended otherwise than the report says, e.g. escalated)."""
-        from guardrail.tracing import feedback_items
-
         final = action if action is not None else report.action
         feedback = {str(i["key"]): i.get("value", i.get("score")) for i in feedback_items(report)}
         return cls(
