@@ -461,3 +461,39 @@ def test_the_example_runs_offline(monkeypatch: pytest.MonkeyPatch, capsys: Any) 
     assert "quoting the rejected answer: True" in lines[2]
     assert lines[3] == f"guarded_chain.attempt.2: {right!r} -> accept"
     assert lines[-1] == f"delivered: {right}"
+
+
+def test_human_review_ends_the_loop_at_once() -> None:
+    from guardrail.errors import ConfigError
+    from tests.stage_names import STAGES
+
+    unchecked = Guardrail({"disabled_stages": list(STAGES)})  # fail-closed: human_review
+    retriever = RecordingRetriever()
+    app = tutorial_chain(scripted(RIGHT, "a second answer that must not be asked for"), retriever)
+    safe = with_guardrail(
+        app, unchecked, retriever=retriever, on_fail="regenerate", on_exhausted="human_review"
+    )
+    result = safe.invoke(QUESTION)
+    assert isinstance(result, GuardedAnswer) and len(result.attempts) == 1
+    assert result.escalation is not None
+    assert "Could not check the answer" in result.escalation.reason
+    with pytest.raises(GuardrailRejected) as info:
+        with_guardrail(app, unchecked, retriever=retriever, on_fail="regenerate").invoke(QUESTION)
+    assert len(info.value.attempts) == 1
+    with pytest.raises(ConfigError):
+        with_guardrail(app, unchecked, on_fail="regenerate", max_attempts=0)
+    with pytest.raises(ValueError):
+        with_guardrail(app, unchecked, on_fail="regenerate", on_exhausted="shrug")
+
+
+def test_an_empty_answer_is_regenerated(guard: Guardrail) -> None:
+    from chains.regenerate import EMPTY_ANSWER_GUIDANCE
+
+    retriever = RecordingRetriever()
+    safe = with_guardrail(
+        retrieval_chain(scripted(" ", RIGHT), retriever), guard, on_fail="regenerate"
+    )
+    calls = ModelCalls()
+    out = safe.invoke({"input": QUESTION}, {"callbacks": [calls]})
+    assert out["answer"] == RIGHT
+    assert EMPTY_ANSWER_GUIDANCE in calls.calls[1][0].text
