@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Never
+from uuid import uuid4
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.output_parsers import StrOutputParser
@@ -184,10 +185,13 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
                 number=data["number"], guidance=data.get("guidance"), answer="",
                 error="the model returned an empty answer",
             )  # fmt: skip
-        report = yield Call.invoke(self.guardrail, self._guard_input(data, answer), config)
+        run_id = uuid4()  # the guardrail run's id: where its feedback is recorded
+        checked: RunnableConfig = {**config, "run_id": run_id}
+        report = yield Call.invoke(self.guardrail, self._guard_input(data, answer), checked)
         return Attempt(
-            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
-        )
+            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report,
+            run_id=str(run_id),
+        )  # fmt: skip
 
     def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
         return Driven(self._attempt_steps(data, config)).run()

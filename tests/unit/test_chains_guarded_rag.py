@@ -109,7 +109,9 @@ def test_trace_has_retrieve_and_one_child_run_per_attempt() -> None:
     llm = FakeListChatModel(responses=["a1", "a2"])
     rag = GuardedRAG(retriever(), llm, guardrail=guard(**ALWAYS_REGENERATE), max_attempts=2)
     collector = RunTreeCollector()
-    rag.invoke({"question": "When?", "session_id": "s1", "turn_id": 4}, {"callbacks": [collector]})
+    result = rag.invoke(
+        {"question": "When?", "session_id": "s1", "turn_id": 4}, {"callbacks": [collector]}
+    )
     root = collector.roots[-1]
     assert root.name == "guarded_rag"
     assert root.names() == [
@@ -123,6 +125,7 @@ def test_trace_has_retrieve_and_one_child_run_per_attempt() -> None:
     assert "attempt:1" in first.tags
     assert first.names() == ["guarded_rag.generate", "guardrail"]
     guard_run = first.children[1]
+    assert str(guard_run.id) == result.attempts[0].run_id  # the run its feedback is on
     assert guard_run.metadata["session_id"] == "s1" and guard_run.metadata["turn_id"] == 4
     assert guard_run.names()[-1] == "guardrail.recommendation"
 
