@@ -497,3 +497,17 @@ def test_an_empty_answer_is_regenerated(guard: Guardrail) -> None:
     out = safe.invoke({"input": QUESTION}, {"callbacks": [calls]})
     assert out["answer"] == RIGHT
     assert EMPTY_ANSWER_GUIDANCE in calls.calls[1][0].text
+
+
+async def test_a_guided_chain_still_streams(guard: Guardrail) -> None:
+    from guardrail.report import GuardReport
+
+    retriever = RecordingRetriever()
+    safe = with_guardrail(tutorial_chain(scripted(RIGHT), retriever), guard, retriever=retriever)
+    chunks = list(safe.stream(QUESTION))
+    text = [c for c in chunks if isinstance(c, str)]
+    assert len(text) > 1 and "".join(text) == RIGHT  # token by token through guided()
+    assert isinstance(chunks[-1], GuardReport) and chunks[-1].action is Action.ACCEPT
+    again = with_guardrail(tutorial_chain(scripted(RIGHT), retriever), guard, retriever=retriever)
+    achunks = [c async for c in again.astream(QUESTION)]
+    assert "".join(c for c in achunks if isinstance(c, str)) == RIGHT
