@@ -136,15 +136,22 @@ def quote_claims(guidance: str, previous: str | None = None) -> str:
     return "".join(out)
 
 
-def format_guidance(previous: str | None, guidance: str | None) -> str:
-    """The re-prompt text appended after the question on a regeneration ('' on attempt 1):
-    :data:`GUIDANCE_PROMPT` with the previous answer and the quoted claims escaped
-    (:func:`escape_quoted`, :func:`quote_claims`)."""
-    if not guidance:
-        return ""
-    return "\n\n" + GUIDANCE_PROMPT.format(
+def guidance_message(previous: str | None, guidance: str) -> str:
+    """The re-prompt for a regeneration: :data:`GUIDANCE_PROMPT` with the previous answer and
+    the quoted claims escaped (:func:`escape_quoted`, :func:`quote_claims`). The one text every
+    guarded chain shows the model (:func:`format_guidance` in the guarded RAG prompt,
+    :func:`chains.regenerate.guided` as a system message)."""
+    return GUIDANCE_PROMPT.format(
         previous=escape_quoted(previous or ""), guidance=quote_claims(guidance, previous)
     )
+
+
+def format_guidance(previous: str | None, guidance: str | None) -> str:
+    """The re-prompt text appended after the question on a regeneration ('' on attempt 1):
+    :func:`guidance_message` after a blank line."""
+    if not guidance:
+        return ""
+    return "\n\n" + guidance_message(previous, guidance)
 
 
 def smollm2_gguf_path() -> Path:

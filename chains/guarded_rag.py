@@ -1,8 +1,9 @@
 """Guarded RAG end to end: retrieve → generate → guardrail, regenerating with guidance on failure.
 
 Each call is one root run ``guarded_rag`` with children ``guarded_rag.retrieve`` and, per attempt,
-``guarded_rag.attempt`` (itself holding ``guarded_rag.generate`` and the ``guardrail`` run with its
-``guardrail.*`` stages). The decision per attempt follows the report's recommendation:
+``guarded_rag.attempt.<number>`` (itself holding ``guarded_rag.generate`` and the ``guardrail``
+run with its ``guardrail.*`` stages). The loop is the one every guarded chain shares
+(:mod:`chains.regenerate`); the decision per attempt follows the report's recommendation:
 
 - ``accept`` / ``accept_with_flags`` / ``correct_and_deliver`` → deliver
   ``report.delivered_text``, exactly what ``Guardrail.invoke`` says to show (the original; the
@@ -36,11 +37,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Never
+from uuid import uuid4
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import patch_config
 
 from chains.drive import Call, Driven, Logic
 from chains.generation import (
@@ -51,21 +52,29 @@ from chains.generation import (
     is_fallback,
     model_id,
 )
-from chains.results import Attempt, Escalation, GuardedAnswer
+from chains.regenerate import (
+    EMPTY_ANSWER_GUIDANCE,
+    LoopEnd,
+    Regeneration,
+    StepKind,
+    attempt_config,
+    escalation,
+    regenerate_loop,
+)
+from chains.results import Attempt, GuardedAnswer
 from chains.retrieval import PassageIndex
 from chains.stream_checks import StreamingConfig
 from chains.streaming import SentenceGuard, StreamsThroughGuard
 from guardrail.errors import ConfigError, InputError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
-from guardrail.report import Action
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["EMPTY_ANSWER_GUIDANCE", "GuardedRAG"]
+
 #: A request's question, its extra guardrail inputs and its passages.
 Retrieved = tuple[str, dict[str, Any], list[Passage]]
-
-EMPTY_ANSWER_GUIDANCE = "Your answer was empty. Answer the question using the context."
 
 
 def _question_of(value: Any) -> tuple[str, dict[str, Any]]:
@@ -176,10 +185,13 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
                 number=data["number"], guidance=data.get("guidance"), answer="",
                 error="the model returned an empty answer",
             )  # fmt: skip
-        report = yield Call.invoke(self.guardrail, self._guard_input(data, answer), config)
+        run_id = uuid4()  # the guardrail run's id: where its feedback is recorded
+        checked: RunnableConfig = {**config, "run_id": run_id}
+        report = yield Call.invoke(self.guardrail, self._guard_input(data, answer), checked)
         return Attempt(
-            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report
-        )
+            number=data["number"], guidance=data.get("guidance"), answer=answer, report=report,
+            run_id=str(run_id),
+        )  # fmt: skip
 
     def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
         return Driven(self._attempt_steps(data, config)).run()
@@ -192,69 +204,32 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
     def _passages(self, raw: Any) -> list[Passage]:
         return [Passage.coerce(p) for p in (raw or [])]
 
-    def _next(self, question: str, attempt: Attempt) -> tuple[GuardedAnswer | None, str]:
-        """Final result for ``attempt`` if it ends the loop, else ``(None, guidance)``."""
-        report = attempt.report
-        if report is None:  # nothing to check: the model answered nothing
-            guidance = EMPTY_ANSWER_GUIDANCE
-        elif (text := report.delivered_text) is not None:
-            return GuardedAnswer(question=question, answer=text, action=report.action), ""
-        elif report.recommendation.action == "regenerate":
-            guidance = report.recommendation.guidance
-        else:  # human_review (and anything else that has no text to show)
-            reason = getattr(report.recommendation, "reason", None) or (
-                f"the guardrail recommends {report.action.value}"
+    def _finish(self, question: str, end: LoopEnd, passages: list[Passage]) -> GuardedAnswer:
+        if end.step.kind is StepKind.DELIVER:
+            return GuardedAnswer(
+                question=question,
+                answer=end.step.text,
+                action=end.last.action,
+                attempts=list(end.attempts),
+                passages=passages,
+                model=self.model_name,
             )
-            return self._escalate(question, attempt, reason), ""
-        if attempt.number >= self.max_attempts:
-            why = (
-                f"No acceptable answer after {attempt.number} attempt(s); "
-                f"the last check still asked to regenerate: {guidance}"
-            )
-            return self._escalate(question, attempt, why), guidance
-        return None, guidance
-
-    def _escalate(self, question: str, attempt: Attempt, reason: str) -> GuardedAnswer:
-        escalation = Escalation(
-            reason=reason,
-            question=question,
-            attempts=attempt.number,
-            last_answer=attempt.answer or None,
-            report=attempt.report,
-        )
-        return GuardedAnswer(question=question, action=Action.HUMAN_REVIEW, escalation=escalation)
-
-    def _step_config(self, child: RunnableConfig, number: int) -> RunnableConfig:
-        step = patch_config(child, run_name="guarded_rag.attempt")
-        step["tags"] = [*(child.get("tags") or []), f"attempt:{number}"]
-        return step
-
-    def _finish(
-        self, result: GuardedAnswer, attempts: list[Attempt], passages: Any
-    ) -> GuardedAnswer:
-        return result.model_copy(
-            update={"attempts": attempts, "passages": passages, "model": self.model_name}
-        )
+        return escalation(question, end, passages, self.model_name)
 
     def _loop_steps(self, question: str, passages: list[Passage], extra: dict[str, Any],
                     child: RunnableConfig, attempts: list[Attempt]) -> Logic[Never, GuardedAnswer]:  # fmt: skip
-        """Run attempts after those in ``attempts`` until one ends the loop."""
-        result, guidance = (None, None) if not attempts else self._next(question, attempts[-1])
-        previous = attempts[-1].answer if attempts else None
-        for number in range(len(attempts) + 1, self.max_attempts + 1):
-            if result is not None:
-                break
-            data = {"question": question, "passages": passages, "number": number,
-                    "guidance": guidance, "previous": previous, "extra": extra}  # fmt: skip
-            attempt: Attempt = yield Call.invoke(
-                self.attempt, data, self._step_config(child, number)
-            )
-            attempts.append(attempt)
-            logger.info("attempt %d: %s", number, attempt.action.value)
-            result, guidance = self._next(question, attempt)
-            previous = attempt.answer
-        assert result is not None  # the last attempt always ends the loop
-        return self._finish(result, attempts, passages)
+        """Run attempts after those in ``attempts`` until one ends the loop (the shared loop,
+        :func:`chains.regenerate.regenerate_loop`; this chain's prompt carries the guidance)."""
+
+        def make(number: int, regeneration: Regeneration | None) -> Call:
+            data = {"question": question, "passages": passages, "number": number, "extra": extra,
+                    "guidance": regeneration.guidance if regeneration else None,
+                    "previous": regeneration.rejected if regeneration else None}  # fmt: skip
+            step = attempt_config(child, "guarded_rag", number, regeneration, in_config=False)
+            return Call.invoke(self.attempt, data, step)
+
+        end = yield from regenerate_loop(make, self.max_attempts, attempts)
+        return self._finish(question, end, passages)
 
     def _retrieve_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Retrieved]:
         """The question, the extra inputs and the passages (given, else retrieved)."""

@@ -13,6 +13,18 @@ original for ``accept``; the annotated text, with its removals and repairs, for
 ``"guardrail_report"``. When there is no text to show (``regenerate`` / ``human_review``),
 ``on_fail`` decides (see :class:`chains.results.OnFail`).
 
+Regenerate (``on_fail="regenerate"``): the chain runs again with the guardrail's guidance until
+an answer passes, up to ``max_attempts`` answers — the loop every guarded chain shares
+(:mod:`chains.regenerate`). The guidance travels in the run's config, never in the chain's
+input; wrap the chain's chat model in :func:`chains.guidance.guided` so that it reaches the
+model. Each attempt is a child run ``guarded_chain.attempt.<n>``. When no answer passes,
+``on_exhausted`` decides: ``raise`` (``GuardrailRejected`` with every attempt) or
+``human_review`` (the :class:`~chains.results.GuardedAnswer` escalation).
+
+The top run (``guarded_chain``) records ``{"output": <the result>, "guardrail": <Outcome>}`` as
+its outputs: the action, verdict and confidence, the feedback keys and the ``guardrail`` run the
+feedback is on (:class:`chains.results.Outcome`); ``invoke`` returns the result alone.
+
 Streaming (``stream`` / ``astream`` / ``astream_events``): the answer's tokens pass through as
 they arrive, each sentence is checked once complete (``on_sentence_checked`` custom events),
 the ``streaming`` policy handles a failed sentence (``annotate``, ``stop`` or ``buffer``, see
@@ -31,25 +43,38 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Never
+from uuid import uuid4
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessageChunk, BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.utils import AddableDict
 
-from chains.drive import Call, Logic
+from chains.drive import Call, Driven, Logic
 from chains.embeddings import EmbeddingsEncoder
-from chains.results import OnFail
+from chains.regenerate import (
+    LoopEnd,
+    Regeneration,
+    StepKind,
+    attempt_config,
+    escalation,
+    regenerate_loop,
+    rejection,
+)
+from chains.results import REPORT_KEY, Attempt, GuardedAnswer, OnExhausted, OnFail, Outcome
 from chains.stream_checks import SentenceCheck, StreamingConfig
 from chains.streaming import SentenceGuard, StreamItem, StreamsThroughGuard
-from guardrail.errors import GuardrailRejected, InputError
+from guardrail.errors import ConfigError, GuardrailRejected, InputError
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput, Passage
 from guardrail.pipeline import Guardrail
-from guardrail.report import GuardReport
+from guardrail.report import Action, GuardReport
 
 QUERY_KEYS = ("input", "question", "query")
-REPORT_KEY = "guardrail_report"
+#: The run name of a wrapped chain's top run (its outputs: ``{"output": ..., "guardrail": ...}``).
+ROOT_RUN = "guarded_chain"
+#: Where the top run's outputs hold the :class:`~chains.results.Outcome` (as JSON).
+OUTCOME_KEY = "guardrail"
 
 
 def answer_text(output: Any, answer_key: str) -> str:
@@ -86,6 +111,22 @@ def score_missing(query: str, passages: list[Passage], embeddings: Embeddings) -
     return with_retrieval_scores(data, EmbeddingsEncoder(embeddings)).passages
 
 
+def traced(
+    output: Any,
+    report: GuardReport,
+    attempts: int,
+    run_id: str | None,
+    action: Action | None = None,
+    delivered: bool | None = None,
+) -> dict[str, Any]:
+    """What a wrapped chain's top run records as its outputs: the chain's result under
+    ``"output"`` (what ``invoke`` returns) and the :class:`~chains.results.Outcome` as JSON
+    under :data:`OUTCOME_KEY` — action, verdict, confidence, the feedback keys and the run
+    the feedback is on."""
+    outcome = Outcome.of(report, attempts, run_id, action, delivered)
+    return {"output": output, OUTCOME_KEY: outcome.model_dump(mode="json")}
+
+
 class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
     """A chain whose answer is checked by a :class:`Guardrail`. Build with :func:`with_guardrail`."""
 
@@ -100,7 +141,16 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
         context_key: str,
         knowledge_base: Any,
         streaming: StreamingConfig | None = None,
+        max_attempts: int = 1,
+        on_exhausted: OnExhausted = OnExhausted.RAISE,
     ) -> None:
+        if max_attempts < 1:
+            raise ConfigError("max_attempts must be at least 1")
+        self.max_attempts = max_attempts
+        self.on_exhausted = on_exhausted
+        self.attempt: Runnable[dict[str, Any], Attempt] = RunnableLambda(
+            self._attempt, afunc=self._aattempt, name=f"{ROOT_RUN}.attempt"
+        )
         self.chain = chain
         self.guardrail = guardrail
         self.on_fail = on_fail
@@ -141,42 +191,116 @@ class GuardedRunnable(StreamsThroughGuard, Runnable[Any, Any]):
 
     def decide(self, output: Any, report: GuardReport) -> Any:
         """Apply the recommendation and ``on_fail`` to the chain output: the answer becomes
-        ``report.delivered_text`` (``on_fail`` when there is none)."""
+        ``report.delivered_text`` (``on_fail`` when there is none; ``corrected`` /
+        ``annotated`` raise as ``raise`` does when nothing is left to show)."""
         text = report.delivered_text
         if text is None:
-            if self.on_fail is OnFail.RAISE:
-                raise GuardrailRejected(
-                    f"the guardrail rejected the answer ({report.action.value}, confidence "
-                    f"{report.confidence:.2f})",
-                    report,
-                )
             if self.on_fail is OnFail.REPORT:
                 return report
-            text = report.corrected if self.on_fail is OnFail.CORRECTED else report.annotated
+            text = self.on_fail.fallback_text(report)
+            if text is None:
+                left = "" if self.on_fail is OnFail.RAISE else "; nothing checked is left to show"
+                raise GuardrailRejected(
+                    f"the guardrail rejected the answer ({report.action.value}, confidence "
+                    f"{report.confidence:.2f}){left}",
+                    report,
+                )
+        return self.with_answer(output, text, report)
+
+    def with_answer(self, output: Any, text: str, report: GuardReport) -> Any:
+        """The chain output with its answer replaced by ``text`` (dicts also get the report)."""
         if isinstance(output, dict):
             return {**output, self.answer_key: text, REPORT_KEY: report}
         if isinstance(output, BaseMessage):
             return output.model_copy(update={"content": text})
         return text
 
-    def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, Any]:
+    def _check_steps(
+        self, value: Any, output: Any, config: RunnableConfig, number: int, guidance: str | None
+    ) -> Logic[Never, Attempt]:
+        """Check one output of the chain: its :class:`~chains.results.Attempt` (the guardrail
+        run gets a known id, where its feedback is recorded)."""
+        data = yield from self.guard_input(value, output, config)
+        answer: str = data["response"]
+        record = {"number": number, "guidance": guidance, "answer": answer, "output": output}
+        if self.on_fail is OnFail.REGENERATE and not answer.strip():
+            return Attempt(**record, error="the chain returned an empty answer")
+        run_id = uuid4()
+        checked: RunnableConfig = {**config, "run_id": run_id}
+        report: GuardReport = yield Call.invoke(self.guardrail, data, checked)
+        return Attempt(**record, report=report, run_id=str(run_id))
+
+    def _attempt_steps(self, data: dict[str, Any], config: RunnableConfig) -> Logic[Never, Attempt]:
+        """One attempt of the regenerate loop: run the chain (the regeneration is in
+        ``config``, never in its input), then check its answer."""
+        regeneration: Regeneration | None = data.get("regeneration")
+        output = yield Call.invoke(self.chain, data["input"], config)
+        guidance = regeneration.guidance if regeneration is not None else None
+        return (
+            yield from self._check_steps(data["input"], output, config, data["number"], guidance)
+        )
+
+    def _attempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
+        return Driven(self._attempt_steps(data, config)).run()
+
+    async def _aattempt(self, data: dict[str, Any], config: RunnableConfig) -> Attempt:
+        return await Driven(self._attempt_steps(data, config)).arun()
+
+    def _loop_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, dict[str, Any]]:
+        """``on_fail="regenerate"``: attempts until one passes or the loop escalates."""
+
+        def make(number: int, regeneration: Regeneration | None) -> Call:
+            data = {"number": number, "input": value, "regeneration": regeneration}
+            return Call.invoke(
+                self.attempt, data, attempt_config(child, ROOT_RUN, number, regeneration)
+            )
+
+        end: LoopEnd = yield from regenerate_loop(make, self.max_attempts)
+        last = end.last
+        if end.step.kind is StepKind.DELIVER:
+            assert last.report is not None and end.step.text is not None
+            output = self.with_answer(last.output, end.step.text, last.report)
+            return traced(output, last.report, len(end.attempts), last.run_id)
+        if self.on_exhausted is OnExhausted.RAISE:
+            raise rejection(end)
+        question = query_text(value, last.output)
+        result: GuardedAnswer = escalation(question, end)
+        report = end.report
+        if report is None:
+            return {"output": result}
+        return traced(result, report, len(end.attempts), last.run_id, Action.HUMAN_REVIEW, False)
+
+    def _run_steps(self, value: Any, child: RunnableConfig) -> Logic[Never, dict[str, Any]]:
+        if self.on_fail is OnFail.REGENERATE:
+            return (yield from self._loop_steps(value, child))
         output = yield Call.invoke(self.chain, value, child)
-        data = yield from self.guard_input(value, output, child)
-        report = yield Call.invoke(self.guardrail, data, child)
-        return self.decide(output, report)
+        attempt = yield from self._check_steps(value, output, child, 1, None)
+        assert attempt.report is not None
+        result = self.decide(output, attempt.report)
+        delivered = not isinstance(result, GuardReport)
+        return traced(result, attempt.report, 1, attempt.run_id, None, delivered)
 
     def _root(self, config: RunnableConfig | None) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
-        cfg.setdefault("run_name", "guarded_chain")
+        cfg.setdefault("run_name", ROOT_RUN)
+        metadata = dict(cfg.get("metadata") or {})
+        metadata.setdefault("guardrail_on_fail", self.on_fail.value)
+        if self.on_fail is OnFail.REGENERATE:
+            metadata.setdefault("guardrail_max_attempts", self.max_attempts)
+        cfg["metadata"] = metadata
         return cfg
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Run the chain, check its answer, apply the decision."""
-        return self._call_with_config(self._run, input, self._root(config), **kwargs)
+        """Run the chain, check its answer, apply the decision (regenerating with guidance
+        under ``on_fail="regenerate"``). The top run's outputs hold the result under
+        ``"output"`` and the :class:`~chains.results.Outcome` under ``"guardrail"``."""
+        done = self._call_with_config(self._run, input, self._root(config), **kwargs)
+        return done["output"]
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async :meth:`invoke`."""
-        return await self._acall_with_config(self._arun, input, self._root(config), **kwargs)
+        done = await self._acall_with_config(self._arun, input, self._root(config), **kwargs)
+        return done["output"]
 
     # --- streaming --------------------------------------------------------------------------
 
@@ -250,13 +374,16 @@ def with_guardrail(
     context_key: str = "context",
     knowledge_base: Any = None,
     streaming: StreamingConfig | dict[str, Any] | str | None = None,
+    max_attempts: int = 3,
+    on_exhausted: OnExhausted | str = OnExhausted.RAISE,
 ) -> GuardedRunnable:
     """Wrap ``chain`` so its answers are checked before they are returned.
 
     Args:
         chain: any Runnable whose output is the answer (str / message) or a dict holding it.
         guardrail: the checker (``Guardrail()`` by default).
-        on_fail: ``"raise"`` | ``"corrected"`` | ``"annotated"`` | ``"report"``.
+        on_fail: ``"raise"`` | ``"corrected"`` | ``"annotated"`` | ``"report"`` |
+            ``"regenerate"`` (see :class:`chains.results.OnFail`).
         retriever: fetches evidence for the question when the output has no ``context_key``.
         embeddings: scores passages that have no retrieval score (query–passage cosine).
         answer_key / context_key: where the answer and the evidence are in a dict output.
@@ -265,6 +392,19 @@ def with_guardrail(
             (a :class:`~chains.stream_checks.StreamingConfig`, a dict, or a policy name:
             ``"annotate"`` | ``"stop"`` | ``"buffer"``); default: the guardrail config's
             ``streaming`` section if it has one, else ``annotate``.
+        max_attempts: with ``on_fail="regenerate"``, how many answers to generate in all.
+        on_exhausted: with ``on_fail="regenerate"``, what happens when no answer passes:
+            ``"raise"`` (``GuardrailRejected`` with every attempt) or ``"human_review"``
+            (the :class:`~chains.results.GuardedAnswer` escalation); see
+            :class:`chains.results.OnExhausted`.
+
+    Example (the model inside the chain wrapped in :func:`chains.guidance.guided`, so a
+    regeneration's guidance reaches it)::
+
+        app = {"context": retriever | format_docs, "question": RunnablePassthrough()} \\
+            | prompt | guided(model) | StrOutputParser()
+        safe = with_guardrail(app, retriever=retriever, on_fail="regenerate", max_attempts=3)
+        safe.invoke("Who leads the Atlas project?")
     """
     guard = guardrail if guardrail is not None else Guardrail()
     settings = streaming if streaming is not None else getattr(guard.config, "streaming", None)
@@ -278,4 +418,6 @@ def with_guardrail(
         context_key=context_key,
         knowledge_base=knowledge_base,
         streaming=StreamingConfig.load(settings),
+        max_attempts=max_attempts,
+        on_exhausted=OnExhausted(on_exhausted),
     )

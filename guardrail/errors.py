@@ -11,11 +11,13 @@
     ├── VerifierError           the verifier failed while scoring
     ├── KnowledgeBaseError      the knowledge base could not be read or written
     ├── StageError              a pipeline stage failed (carries the stage name)
-    └── GuardrailRejected       raised by wrappers with ``on_fail="raise"`` (carries the report)
+    └── GuardrailRejected       raised by wrappers with ``on_fail="raise"`` or when a regenerate
+                                loop runs out (carries the report and the attempts)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -78,8 +80,11 @@ class StageError(GuardrailError):
 
 
 class GuardrailRejected(GuardrailError):
-    """An answer was rejected by the guardrail; ``report`` holds the full :class:`GuardReport`."""
+    """An answer was rejected by the guardrail; ``report`` holds the full :class:`GuardReport`
+    (of the last answer checked), ``attempts`` every answer tried when a regenerate loop ran
+    out (``chains.results.Attempt`` records: answer, report, guidance; empty otherwise)."""
 
-    def __init__(self, message: str, report: Any) -> None:
+    def __init__(self, message: str, report: Any, attempts: Sequence[Any] = ()) -> None:
         self.report = report
+        self.attempts: list[Any] = list(attempts)
         super().__init__(message)

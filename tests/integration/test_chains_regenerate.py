@@ -68,7 +68,7 @@ def test_contradicted_answer_is_regenerated_and_the_second_is_accepted(
     assert result.escalation is None
     # The second prompt really carried the guidance; both attempts are child runs.
     root = collector.roots[-1]
-    assert root.names().count("guarded_rag.attempt") == 2
+    assert root.names()[1:] == ["guarded_rag.attempt.1", "guarded_rag.attempt.2"]
     prompts = [str(run.inputs) for run in collector.find("guarded_rag.generate")]
     assert "Engineering" in prompts[1] and "Marketing" in prompts[1]
 

@@ -109,16 +109,23 @@ def test_trace_has_retrieve_and_one_child_run_per_attempt() -> None:
     llm = FakeListChatModel(responses=["a1", "a2"])
     rag = GuardedRAG(retriever(), llm, guardrail=guard(**ALWAYS_REGENERATE), max_attempts=2)
     collector = RunTreeCollector()
-    rag.invoke({"question": "When?", "session_id": "s1", "turn_id": 4}, {"callbacks": [collector]})
+    result = rag.invoke(
+        {"question": "When?", "session_id": "s1", "turn_id": 4}, {"callbacks": [collector]}
+    )
     root = collector.roots[-1]
     assert root.name == "guarded_rag"
-    assert root.names() == ["guarded_rag.retrieve", "guarded_rag.attempt", "guarded_rag.attempt"]
+    assert root.names() == [
+        "guarded_rag.retrieve",
+        "guarded_rag.attempt.1",
+        "guarded_rag.attempt.2",
+    ]
     assert isinstance(root.output, GuardedAnswer)
     assert root.metadata["guarded_rag_max_attempts"] == 2
     first = root.children[1]
     assert "attempt:1" in first.tags
     assert first.names() == ["guarded_rag.generate", "guardrail"]
     guard_run = first.children[1]
+    assert str(guard_run.id) == result.attempts[0].run_id  # the run its feedback is on
     assert guard_run.metadata["session_id"] == "s1" and guard_run.metadata["turn_id"] == 4
     assert guard_run.names()[-1] == "guardrail.recommendation"
 
