@@ -264,7 +264,7 @@ def violations(report: Any, data: dict[str, Any]) -> list[str]:
         and not has_checkable_evidence(data)
         and asserts_something(data.get("response"))
     ):
-        found.append(f"accept by accident: {report.action.value} with no evidence")
+        found.append(f"accept by accident: {report.action.value} with no evidence: {text[:120]!r}")
     delivered = report.delivered_text
     if delivered is not None:
         for claim in report.claims:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from guardrail.config import HallucinationConfig
-from guardrail.hallucination.question_facts import asks_for_a_fact
+from guardrail.hallucination.question_facts import asks_for_a_fact, yes_or_no
 from guardrail.report import ClaimStatus, Verdict, VerdictLabel
 from guardrail.verifiers.base import NLIPrediction
 
@@ -122,11 +122,17 @@ UNCHECKED_ANSWER_REASON = (
 )
 
 
-def nothing_to_check(base: Verdict, question: str | None = None) -> Verdict:
+def nothing_to_check(
+    base: Verdict, question: str | None = None, answer: str | None = None
+) -> Verdict:
     """The verdict of an answer whose every claim is ``not_checkworthy``: NOTHING_TO_CHECK,
-    unless ``question`` asks for a fact — then a bare "No." is an answer the rules cannot
-    check, and the verdict is UNVERIFIED."""
-    if asks_for_a_fact(question):
+    unless ``question`` asks for a fact and ``answer`` is a bare yes or no (or is not given) —
+    then it answers with a fact the rules could not read (the question's proposition did not
+    parse), and the verdict is UNVERIFIED. Any other answer that states nothing to a question
+    for a fact ("What do you think of the song?", "I'm not sure.") asserts nothing: it is
+    NOTHING_TO_CHECK, and the decision's question check regenerates it when it leaves the
+    question unanswered."""
+    if asks_for_a_fact(question) and (answer is None or yes_or_no(answer) is not None):
         return base.model_copy(
             update={"label": VerdictLabel.UNVERIFIED, "reason": UNCHECKED_ANSWER_REASON}
         )
@@ -145,6 +151,7 @@ def response_verdict(
     threshold: float | None = None,
     thresholds: Sequence[float] | None = None,
     question: str | None = None,
+    answer: str | None = None,
 ) -> Verdict:
     """The response verdict over the claims.
 
@@ -163,6 +170,7 @@ def response_verdict(
             verdict then shows the weakest claim's threshold.
         question: the user's message (an answer with nothing to check is UNVERIFIED when it
             asks for a fact, see :func:`nothing_to_check`).
+        answer: the answer's text (a bare yes or no to such a question stays UNVERIFIED).
     """
     if threshold is None:
         threshold = config.threshold.threshold(retrieval_score)
@@ -178,7 +186,7 @@ def response_verdict(
     )
     if not checked:
         if not entailments and any(s is ClaimStatus.NOT_CHECKWORTHY for s in statuses):
-            return nothing_to_check(base, question)
+            return nothing_to_check(base, question, answer)
         why = "; ".join(reasons) or "no claim could be checked"
         return base.model_copy(update={"label": VerdictLabel.UNVERIFIED, "reason": why})
     score = weakest_link(checked)

@@ -524,6 +524,7 @@ def detect(
         if routed
         else None,
         question=question,
+        answer=response,
     )
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     used = None

@@ -251,7 +251,10 @@ class HallucinationStage(Stage):
         if not _has_evidence(data) and not any(t.text.strip() for t in data.dialogue.turns):
             # not skipped, so nothing to check (skip_reason): no verifier needed
             verdict = Verdict(retrieval_score=data.retrieval_score, policy=cfg.policy)
-            return StageUpdate(claims=state.claims, verdict=nothing_to_check(verdict, data.query))
+            return StageUpdate(
+                claims=state.claims,
+                verdict=nothing_to_check(verdict, data.query, data.response),
+            )
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
         mode = self.config.retrieval_score
         if mode == "embedding" or (mode == "auto" and cfg.policy != "calibrated"):

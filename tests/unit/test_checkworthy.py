@@ -90,6 +90,25 @@ def test_nothing_to_check_in_answer_to_a_question_for_a_fact_is_unverified() -> 
     assert v.label is VerdictLabel.UNVERIFIED and "asks for a fact" in v.reason
 
 
+@pytest.mark.parametrize(
+    ("answer", "label"),
+    [
+        ("No.", VerdictLabel.UNVERIFIED),  # answers with a fact the rules could not read
+        ("Yes, it is!", VerdictLabel.UNVERIFIED),
+        ("What do you think of the song?", VerdictLabel.NOTHING_TO_CHECK),  # asserts nothing
+        ("I'm not sure.", VerdictLabel.NOTHING_TO_CHECK),
+    ],
+)
+def test_only_a_bare_yes_or_no_to_a_question_for_a_fact_is_unverified(
+    answer: str, label: VerdictLabel
+) -> None:
+    v = response_verdict(
+        [], [ClaimStatus.NOT_CHECKWORTHY], [], None, HallucinationConfig(), "test",
+        question="Are Wenling and Xinzheng both in China?", answer=answer,
+    )  # fmt: skip
+    assert v.label is label
+
+
 def test_checkable_claims_not_checked_stay_unverified_beside_not_checkworthy_ones() -> None:
     statuses = [ClaimStatus.NOT_CHECKWORTHY, ClaimStatus.UNVERIFIED]
     v = response_verdict([None], statuses, ["no evidence"], None, HallucinationConfig(), "test")
