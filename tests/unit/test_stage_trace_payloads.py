@@ -193,8 +193,8 @@ async def test_ainvoke_traces_the_same_views(guard: Guardrail) -> None:
     root = collector.roots[0]
     assert root.names() == STEPS and root.output == report
     for child in root.children:
-        assert_readable(child.inputs, child.name)
-        assert_readable(child.outputs or {}, child.name)
+        assert_readable(child.inputs, f"{child.name} inputs")
+        assert_readable(child.outputs or {}, f"{child.name} outputs")
     assert root.find("guardrail.recommendation")[0].output["action"] == report.action.value
 
 
