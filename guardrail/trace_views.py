@@ -41,12 +41,12 @@ _SHRINK_STEPS = ((400, 12), (200, 6), (100, 3), (40, 1))
 
 def json_view(value: Any) -> Any:
     """``value`` as plain JSON data (dicts, lists, strings, numbers, booleans, ``None``)."""
+    if isinstance(value, Enum):  # before str and int: a str-enum is a str
+        return json_view(value.value)
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
-    if isinstance(value, Enum):
-        return json_view(value.value)
     if isinstance(value, BaseModel):
         return {
             name: json_view(item)

@@ -20,7 +20,7 @@ from langchain_core.tracers import LangChainTracer
 from langchain_core.tracers.context import collect_runs
 
 from guardrail.pipeline import Guardrail
-from guardrail.report import GuardReport
+from guardrail.report import Action, GuardReport
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.trace_views import MAX_VIEW_BYTES, bounded, input_view, json_view, view_size
 from guardrail.tracing import FEEDBACK_KEYS, RunTreeCollector, feedback_items, outcome
@@ -103,9 +103,23 @@ def keys_holding_lists(view: Any) -> set[str]:
     return set()
 
 
+def assert_plain(view: Any, where: str) -> None:
+    """Only JSON's own types, exactly (a str-enum is not a str here)."""
+    if isinstance(view, dict):
+        assert all(type(k) is str for k in view), where
+        for item in view.values():
+            assert_plain(item, where)
+    elif isinstance(view, list):
+        for item in view:
+            assert_plain(item, where)
+    else:
+        assert view is None or type(view) in (str, int, float, bool), f"{where}: {view!r}"
+
+
 def assert_readable(view: Any, where: str) -> None:
     """Plain JSON, at most 4 KB, no object repr, no token array, not the pipeline state."""
     assert isinstance(view, dict), where
+    assert_plain(view, where)
     text = json.dumps(view, ensure_ascii=False)  # no default=: anything but JSON data raises
     assert len(text.encode()) <= MAX_VIEW_BYTES, f"{where}: {len(text.encode())} bytes"
     assert "object at 0x" not in text and "PipelineState" not in text, where
@@ -270,6 +284,7 @@ def test_json_view_and_bounded(guard: Guardrail) -> None:
 
     view = json_view({"a": Opaque(), "b": (1, 2.5, float("nan")), "c": {"d": None}})
     assert view == {"a": "<Opaque>", "b": [1, 2.5, "nan"], "c": {"d": None}}
+    assert type(json_view(Action.ACCEPT)) is str and json_view(Action.ACCEPT) == "accept"
     assert bounded({"k": "short"}) == {"k": "short"}
     big = {"one": "y" * 10_000, "two": list(range(5000))}
     small = bounded(big, limit=300)
