@@ -19,7 +19,9 @@ To add a stage: subclass :class:`Stage`, set ``name`` and its fields, implement 
 and, if the stage does not always apply, :meth:`Stage.skip_reason`; pass it to
 ``Guardrail(stages=[*default_stages(), MyStage])``. It runs as its own child run
 ``guardrail.<name>``. Its own typed result goes in ``StageUpdate(extension=MyResult(...))`` and
-appears in the report as ``report.extensions[<name>]`` (and in the stage's run output).
+appears in the report as ``report.extensions[<name>]`` (and, as JSON, in the stage run's outputs
+as ``extension``). A traced run shows :meth:`Stage.trace_inputs` (what the stage reads) and
+:meth:`Stage.trace_outputs` (what it wrote), as plain JSON of at most 4 KB each.
 
 Example::
 
