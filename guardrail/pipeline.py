@@ -91,7 +91,7 @@ def default_stages() -> list[type[Stage]]:
 class _StageStep:
     """Runs one stage on a state, recording status and time; applies the failure policy.
 
-    Returns the new state and the view of the stage's run outputs: its status and the fields
+    :meth:`traced` also gives the view of the stage run's outputs: its status and the fields
     it wrote (:meth:`Stage.trace_outputs`)."""
 
     def __init__(self, stage: Stage, config: GuardrailConfig) -> None:
@@ -122,7 +122,12 @@ class _StageStep:
         extension = update.pop("extension", None)
         return update, extension
 
-    def __call__(self, state: PipelineState) -> tuple[PipelineState, View]:
+    def __call__(self, state: PipelineState) -> PipelineState:
+        """The state after this stage (its record appended)."""
+        return self.traced(state)[0]
+
+    def traced(self, state: PipelineState) -> tuple[PipelineState, View]:
+        """The state after this stage, and the view of its run's outputs."""
         start = time.perf_counter()
         update: dict[str, Any] = {}
         extension: Any = None
@@ -380,7 +385,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         steps: list[StepRunnable] = []
         for st in built:
             runner = _StageStep(st, self.config)
-            steps.append(StepRunnable(f"guardrail.{st.name}", runner, runner.inputs_view))
+            steps.append(StepRunnable(f"guardrail.{st.name}", runner.traced, runner.inputs_view))
         steps.append(
             StepRunnable("guardrail.confidence", _confidence_step(self.config), confidence_inputs)
         )
