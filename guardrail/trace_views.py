@@ -83,17 +83,19 @@ def _shrink(view: Any, chars: int, items: int) -> Any:
 def bounded(view: dict[str, Any], limit: int = MAX_VIEW_BYTES) -> dict[str, Any]:
     """``view`` (plain JSON) cut down to at most ``limit`` bytes of JSON.
 
-    Strings and lists are shortened step by step, each cut marked; if that is not enough, the
+    The largest values are shortened first, step by step (long strings cut, long lists
+    shortened, each cut marked), so the small ones stay whole; if that is not enough, the
     largest values are replaced, largest first, by a note of their size. The keys stay."""
     if view_size(view) <= limit:
         return view
-    small: dict[str, Any] = view
+    small = dict(view)
     for chars, items in _SHRINK_STEPS:
-        small = {key: _shrink(item, chars, items) for key, item in view.items()}
-        if view_size(small) <= limit:
-            return small
+        for key in sorted(small, key=lambda k: view_size(small[k]), reverse=True):
+            small[key] = _shrink(view[key], chars, items)
+            if view_size(small) <= limit:
+                return small
     for key in sorted(small, key=lambda k: view_size(small[k]), reverse=True):
-        small[key] = f"… (left out: {view_size(small[key])} bytes)"
+        small[key] = f"… (left out: {view_size(view[key])} bytes)"
         if view_size(small) <= limit:
             break
     return small

@@ -289,6 +289,9 @@ def test_json_view_and_bounded(guard: Guardrail) -> None:
     big = {"one": "y" * 10_000, "two": list(range(5000))}
     small = bounded(big, limit=300)
     assert view_size(small) <= 300 and set(small) == {"one", "two"}
+    mixed = {"small": ["kept whole", "x" * 150], "big": ["y" * 150] * 40}
+    cut = bounded(mixed, limit=1000)
+    assert cut["small"] == mixed["small"] and cut["big"][-1] == "… (37 more items)"
     tiny = bounded({"a": "z" * 50, "b": "z" * 5000}, limit=90)
     assert set(tiny) == {"a", "b"} and "left out" in tiny["b"]
     assert input_view(guard.prepare(MEETING).input)["passages"][0]["score"] == 0.82
