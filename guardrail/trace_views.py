@@ -8,8 +8,9 @@ check does none of this work.
 - :func:`json_view` turns a value into plain JSON: pydantic models as their JSON (``None``
   fields left out), enums as their value, containers item by item, and anything else as its
   type name in angle brackets (``"<SqliteKnowledgeBase>"``) — never a repr with an address.
-- :func:`bounded` shrinks a view to at most :data:`MAX_VIEW_BYTES` of JSON: long strings are
-  cut and long lists shortened, each with a marker saying how much was left out.
+- :func:`bounded` shrinks a view to at most :data:`MAX_VIEW_BYTES` of JSON, largest values
+  first: long strings are cut and long lists shortened, each with a marker saying how much was
+  left out.
 - :func:`input_view` is the checked input as a run shows it: query, response, passages,
   dialogue and the knowledge base's kind.
 
