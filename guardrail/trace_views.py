@@ -16,7 +16,7 @@ check does none of this work.
 
 Example::
 
-    >>> bounded({"claims": ["x" * 10_000]}, limit=200)["claims"][0][-25:]
+    >>> bounded({"claims": ["x" * 10_000]}, limit=200)["claims"][0][-24:]
     '… (9900 more characters)'
 """
 
