@@ -1,8 +1,10 @@
 """Inspect guardrail traces: the local run tree, and finding flagged runs in LangSmith.
 
 1. Locally (no network): ``RunTreeCollector`` keeps the run tree of each call — the root
-   ``guardrail`` run, one child per stage with its typed output, and the metadata (profile,
-   models, thresholds, session and turn ids).
+   ``guardrail`` run with the outcome (action, verdict, confidence) in its outputs and the
+   metadata (profile, models, thresholds, session and turn ids), and one child per stage whose
+   inputs are what the stage reads and whose outputs are what it wrote (claims, flags, scores,
+   corrections), as plain JSON.
 2. In LangSmith (when LANGSMITH_API_KEY is set): trace a call with ``FeedbackRecorder`` so the
    confidence, verdict and action are stored as feedback, then find the flagged runs with
    ``Client.list_runs`` filters on run name, metadata and feedback.
@@ -12,6 +14,7 @@ Run: python examples/trace_inspection.py            (LangSmith part needs LANGSM
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -35,15 +38,32 @@ LOW_CONFIDENCE = (
 )
 
 
+def summary(node: RunNode) -> str:
+    """One line of what a run shows: the outcome for the root, status and results for a step."""
+    out = node.outputs or {}
+    if "guardrail.action" in out:
+        return (
+            f"action={out['guardrail.action']} verdict={out['guardrail.verdict']} "
+            f"confidence={out['guardrail.confidence']:.3f}"
+        )
+    parts = [str(out.get("status", ""))]
+    if "claims" in out:
+        parts.append(f"{len(out['claims'])} claim(s)")
+    if "verdict" in out:
+        parts.append(f"verdict {out['verdict'].get('label')}")
+    if "flags" in out:
+        parts.append(f"{len(out['flags'])} flag(s)")
+    if "confidence" in out:
+        parts.append(f"confidence {out['confidence']:.3f}")
+    if "action" in out:
+        parts.append(f"action {out['action']}")
+    if out.get("reason"):
+        parts.append(str(out["reason"]))
+    return ", ".join(p for p in parts if p)
+
+
 def show(node: RunNode, depth: int = 0) -> None:
-    out = node.output
-    summary = ""
-    if hasattr(out, "stages") and out.stages:
-        last = out.stages[-1]
-        summary = f"{last.name}: {last.status.value}"
-    if hasattr(out, "recommendation"):
-        summary = f"action={out.recommendation.action} confidence={out.confidence:.3f}"
-    print(f"{'  ' * depth}{node.name} [{node.run_type}] {summary}")
+    print(f"{'  ' * depth}{node.name} [{node.run_type}] {summary(node)}")
     for child in node.children:
         show(child, depth + 1)
 
@@ -58,6 +78,10 @@ def main() -> int:
 
     root = collector.roots[-1]
     show(root)
+    [hallucination] = root.find("guardrail.hallucination")
+    flags = (hallucination.outputs or {}).get("flags", [])
+    print("\nthe hallucination stage's flags, as its run shows them:")
+    print(json.dumps(flags, indent=1, ensure_ascii=False)[:800])
     meta = root.metadata
     print(
         f"metadata: profile={meta['guardrail_profile']} verifier={meta['guardrail_verifier']} "

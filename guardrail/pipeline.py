@@ -27,8 +27,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import patch_config
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import ValidationError
 
 from guardrail.config import FailurePolicy, GuardrailConfig
@@ -64,6 +63,15 @@ from guardrail.stages.base import (
     check_order,
     writers,
 )
+from guardrail.step_runs import StepRunnable, View, acall_traced, call_traced
+from guardrail.trace_views import bounded
+from guardrail.tracing import (
+    confidence_inputs,
+    confidence_outputs,
+    recommendation_inputs,
+    recommendation_outputs,
+    top_outputs,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +89,18 @@ def default_stages() -> list[type[Stage]]:
 
 
 class _StageStep:
-    """Runs one stage on a state, recording status and time; applies the failure policy."""
+    """Runs one stage on a state, recording status and time; applies the failure policy.
+
+    :meth:`traced` also gives the view of the stage run's outputs: its status and the fields
+    it wrote (:meth:`Stage.trace_outputs`)."""
 
     def __init__(self, stage: Stage, config: GuardrailConfig) -> None:
         self.name = stage.name
         self.stage = stage
         self.config = config
 
-    def _update(self, state: PipelineState) -> dict[str, Any]:
+    def _update(self, state: PipelineState) -> tuple[dict[str, Any], Any]:
+        """The fields the stage set, and its own result (``extension``, or ``None``)."""
         result = self.stage.run(state)
         if not isinstance(result, StageUpdate | dict):
             raise StageError(
@@ -108,13 +120,17 @@ class _StageStep:
                 f"{self.stage.writes}",
             )
         extension = update.pop("extension", None)
-        if extension is not None:
-            update["extensions"] = {**state.extensions, self.name: extension}
-        return update
+        return update, extension
 
     def __call__(self, state: PipelineState) -> PipelineState:
+        """The state after this stage (its record appended)."""
+        return self.traced(state)[0]
+
+    def traced(self, state: PipelineState) -> tuple[PipelineState, View]:
+        """The state after this stage, and the view of its run's outputs."""
         start = time.perf_counter()
         update: dict[str, Any] = {}
+        extension: Any = None
         if self.name in self.config.disabled_stages:
             status, reason = StageStatus.SKIPPED, "disabled in config"
         else:
@@ -123,7 +139,7 @@ class _StageStep:
                 status, reason = StageStatus.SKIPPED, skip
             else:
                 try:
-                    update = self._update(state)
+                    update, extension = self._update(state)
                     status, reason = StageStatus.RAN, None
                 except Exception as exc:
                     if self.config.strict and not isinstance(exc, GuardrailError):
@@ -137,7 +153,25 @@ class _StageStep:
             reason=reason,
             duration_ms=(time.perf_counter() - start) * 1000.0,
         )
-        return state.model_copy(update={**update, "stages": [*state.stages, record]})
+        merged = dict(update)
+        if extension is not None:
+            merged["extensions"] = {**state.extensions, self.name: extension}
+        new = state.model_copy(update={**merged, "stages": [*state.stages, record]})
+        return new, lambda: self.outputs_view(record, update, extension)
+
+    def inputs_view(self, state: PipelineState) -> dict[str, Any]:
+        """The stage run's inputs: what the stage reads (:meth:`Stage.trace_inputs`)."""
+        return bounded(self.stage.trace_inputs(state))
+
+    def outputs_view(
+        self, record: StageRecord, written: dict[str, Any], extension: Any
+    ) -> dict[str, Any]:
+        """The stage run's outputs: its status and what it wrote."""
+        view: dict[str, Any] = {"status": record.status.value}
+        if record.reason is not None:
+            view["reason"] = record.reason
+        view["duration_ms"] = round(record.duration_ms, 3)
+        return bounded({**view, **self.stage.trace_outputs(written, extension)})
 
 
 def unchecked_reasons(
@@ -187,8 +221,10 @@ def report_flags(
     return sorted([*flags, *kb], key=lambda f: (f.span.start, f.span.end, f.type.value))
 
 
-def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[str, Any]]:
-    def step(state: PipelineState) -> dict[str, Any]:
+def _confidence_step(
+    config: GuardrailConfig,
+) -> Callable[[PipelineState], tuple[dict[str, Any], View]]:
+    def step(state: PipelineState) -> tuple[dict[str, Any], View]:
         breakdown = confidence_score(
             state.coherence,
             state.factual,
@@ -197,15 +233,17 @@ def _confidence_step(config: GuardrailConfig) -> Callable[[PipelineState], dict[
             config.penalty_cap,
             config.scoring,
         )
-        return {"state": state, "breakdown": breakdown, "confidence": final_confidence(breakdown)}
+        confidence = final_confidence(breakdown)
+        data = {"state": state, "breakdown": breakdown, "confidence": confidence}
+        return data, lambda: confidence_outputs(confidence, breakdown)
 
     return step
 
 
 def _recommendation_step(
     config: GuardrailConfig, verdict_stages: Collection[str]
-) -> Callable[[dict[str, Any]], GuardReport]:
-    def step(data: dict[str, Any]) -> GuardReport:
+) -> Callable[[dict[str, Any]], tuple[GuardReport, View]]:
+    def step(data: dict[str, Any]) -> tuple[GuardReport, View]:
         state: PipelineState = data["state"]
         breakdown: ConfidenceBreakdown = data["breakdown"]
         confidence: float = data["confidence"]
@@ -246,7 +284,7 @@ def _recommendation_step(
             cutoffs=config.scoring,
         )
         original = state.input.response
-        return GuardReport(
+        report = GuardReport(
             original=original,
             corrected=state.corrected if state.corrected is not None else original,
             annotated=state.annotated if state.annotated is not None else original,
@@ -269,6 +307,7 @@ def _recommendation_step(
             profile=config.profile,
             extensions=state.extensions,
         )
+        return report, lambda: recommendation_outputs(report)
 
     return step
 
@@ -341,18 +380,24 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         check_order(built, self.config.disabled_stages)
         self._check_installed(built, backends)
         self.stages: tuple[Stage, ...] = tuple(built)
-        steps: list[Runnable[Any, Any]] = [
-            RunnableLambda(_StageStep(st, self.config), name=f"guardrail.{st.name}") for st in built
-        ]
-        steps.append(RunnableLambda(_confidence_step(self.config), name="guardrail.confidence"))
+        # Each step is a child run showing what it reads and what it wrote (plain JSON views,
+        # built only when the run is traced), not the pipeline state.
+        steps: list[StepRunnable] = []
+        for st in built:
+            runner = _StageStep(st, self.config)
+            steps.append(StepRunnable(f"guardrail.{st.name}", runner.traced, runner.inputs_view))
         steps.append(
-            RunnableLambda(
+            StepRunnable("guardrail.confidence", _confidence_step(self.config), confidence_inputs)
+        )
+        steps.append(
+            StepRunnable(
+                "guardrail.recommendation",
                 _recommendation_step(self.config, writers(built, "verdict")),
-                name="guardrail.recommendation",
+                recommendation_inputs,
             )
         )
         # Run step by step (not as one sequence) so each stage is a direct child run.
-        self._steps: tuple[Runnable[Any, Any], ...] = tuple(steps)
+        self._steps: tuple[StepRunnable, ...] = tuple(steps)
 
     def _check_installed(self, stages: Sequence[Stage], backends: Backends | None) -> None:
         """Raise ``MissingDependencyError`` now, naming the package and the install line, when
@@ -448,26 +493,24 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         key = f"kb:{Path(path).resolve()}"
         return self.resources.get(key, lambda: open_knowledge_base(path))
 
-    def _run(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
+    def _run(self, value: Any, config: RunnableConfig) -> tuple[GuardReport, View]:
         state = self.prepare(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
         out: Any = state
         for step in self._steps:
-            out = step.invoke(out, child)
+            out = step.invoke(out, config)
         report: GuardReport = out
         _log(report, config)
-        return report
+        return report, lambda: top_outputs(report)
 
-    async def _arun(self, value: Any, run_manager: Any, config: RunnableConfig) -> GuardReport:
+    async def _arun(self, value: Any, config: RunnableConfig) -> tuple[GuardReport, View]:
         # prepare parses, detects the language and opens the KB: CPU work, off the event loop
         state = await asyncio.to_thread(self.prepare, value)
-        child = patch_config(config, callbacks=run_manager.get_child())
         out: Any = state
         for step in self._steps:
-            out = await step.ainvoke(out, child)
+            out = await step.ainvoke(out, config)
         report: GuardReport = out
         _log(report, config)
-        return report
+        return report, lambda: top_outputs(report)
 
     def _tracing_config(self, config: RunnableConfig | None, value: Any) -> RunnableConfig:
         cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
@@ -489,14 +532,14 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> GuardReport:
         """Check one answer and return its :class:`GuardReport`."""
-        return self._call_with_config(
-            self._run, input, self._tracing_config(config, input), **kwargs
+        return call_traced(
+            self.get_name(), self._run, input, self._tracing_config(config, input), lambda: input
         )
 
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> GuardReport:
         """Async :meth:`invoke`."""
-        return await self._acall_with_config(
-            self._arun, input, self._tracing_config(config, input), **kwargs
+        return await acall_traced(
+            self.get_name(), self._arun, input, self._tracing_config(config, input), lambda: input
         )

@@ -1,9 +1,15 @@
-"""Traces of guardrail runs: collect the run tree locally, record decisions as LangSmith feedback.
+"""Traces of guardrail runs: what each run shows, the run tree kept locally, decisions recorded as
+LangSmith feedback.
 
 Every ``Guardrail.invoke`` is one root run ``guardrail`` with a child run per stage
-(``guardrail.coherence`` … ``guardrail.recommendation``) whose outputs are the typed results,
-and metadata naming the profile, models, thresholds, session and turn. With LangSmith tracing
-on (``LANGSMITH_TRACING=true``) these runs appear there as they are; nothing here is needed.
+(``guardrail.coherence`` … ``guardrail.recommendation``) and metadata naming the profile,
+models, thresholds, session and turn. Each child run's inputs are what that step reads and its
+outputs what it wrote, as plain JSON of at most 4 KB each (:mod:`guardrail.trace_views`): the
+claims stage's ``claims``, the hallucination stage's ``flags`` and ``verdict``, the
+recommendation's ``action`` and ``decision``, a stage's ``status``. The root run's outputs are
+the report (``output``) and the outcome under the feedback keys (:func:`outcome`). With
+LangSmith tracing on (``LANGSMITH_TRACING=true``) these runs appear there as they are; nothing
+here is needed.
 
 - :class:`RunTreeCollector` is a callback handler that keeps the finished run trees in memory
   (no network), as typed :class:`RunNode` trees — for tests, debugging and local inspection.
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -31,7 +37,11 @@ from langchain_core.tracers.base import BaseTracer
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.errors import ConfigError, MissingDependencyError
-from guardrail.report import GuardReport
+from guardrail.report import ConfidenceBreakdown, GuardReport
+from guardrail.trace_views import bounded, json_view
+
+if TYPE_CHECKING:
+    from guardrail.stages.base import PipelineState
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +140,69 @@ def feedback_items(report: GuardReport) -> list[dict[str, Any]]:
             or getattr(report.recommendation, "guidance", None),
         },
     ]
+
+
+def outcome(report: GuardReport) -> dict[str, Any]:
+    """The check's outcome under the feedback keys (:data:`FEEDBACK_KEYS`), as the
+    ``guardrail`` run's outputs show it: ``{"guardrail.action": "accept", "guardrail.verdict":
+    "VERIFIED", "guardrail.confidence": 0.93}``."""
+    return {item["key"]: item.get("value", item.get("score")) for item in feedback_items(report)}
+
+
+def top_outputs(report: GuardReport) -> dict[str, Any]:
+    """The ``guardrail`` run's outputs: the report under ``output`` (as LangChain puts a run's
+    output) and its :func:`outcome`, so the run shows the action, verdict and confidence
+    without unfolding the report."""
+    return {"output": report, **outcome(report)}
+
+
+def confidence_inputs(state: PipelineState) -> dict[str, Any]:
+    """The ``guardrail.confidence`` run's inputs: the results the score is computed from."""
+    return bounded(
+        json_view({"coherence": state.coherence, "factual": state.factual, "flags": state.flags})
+    )
+
+
+def confidence_outputs(confidence: float, breakdown: ConfidenceBreakdown) -> dict[str, Any]:
+    """The ``guardrail.confidence`` run's outputs: the confidence and its breakdown."""
+    return bounded(json_view({"confidence": confidence, "breakdown": breakdown}))
+
+
+def recommendation_inputs(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``guardrail.recommendation`` run's inputs: the confidence and what the decision
+    reads (verdict, claims, flags, problems, corrections, each stage's status)."""
+    state: PipelineState = data["state"]
+    return bounded(
+        json_view(
+            {
+                "confidence": data["confidence"],
+                "verdict": state.verdict,
+                "claims": state.claims,
+                "flags": state.flags,
+                "problems": state.problems,
+                "corrections": state.corrections,
+                "stages": [{"name": r.name, "status": r.status} for r in state.stages],
+            }
+        )
+    )
+
+
+def recommendation_outputs(report: GuardReport) -> dict[str, Any]:
+    """The ``guardrail.recommendation`` run's outputs: the action and how it was reached
+    (``recommendation``, ``decision``), the report's verdict and confidence and the text
+    delivered — not the whole report, which is the root run's output."""
+    return bounded(
+        json_view(
+            {
+                "action": report.action,
+                "recommendation": report.recommendation,
+                "decision": report.decision,
+                "verdict": report.verdict,
+                "confidence": report.confidence,
+                "delivered_text": report.delivered_text,
+            }
+        )
+    )
 
 
 def _client(client: Any) -> Any:

@@ -65,24 +65,19 @@ def report_attributes(report: GuardReport) -> dict[str, Any]:
 
 
 def stage_attributes(name: str, output: Any) -> dict[str, Any]:
-    """The ``guardrail.stage.*`` attributes of a stage span, read from the stage's output."""
-    stage = name.removeprefix("guardrail.")
-    attrs: dict[str, Any] = {"guardrail.stage": stage}
-    records = getattr(output, "stages", None)
-    if isinstance(output, dict):
-        records = getattr(output.get("state"), "stages", None)
-        attrs["guardrail.confidence"] = output.get("confidence")
-    if isinstance(output, GuardReport):
-        attrs.update(report_attributes(output))
-        records = None
-    for record in reversed(records or []):
-        if getattr(record, "name", None) == stage:
-            attrs["guardrail.stage.status"] = record.status.value
-            attrs["guardrail.stage.duration_ms"] = round(record.duration_ms, 3)
-            attrs["guardrail.stage.reason"] = record.reason
-            break
-    else:
-        attrs["guardrail.stage.status"] = "ran"
+    """The ``guardrail.stage.*`` attributes of a stage span, read from the stage run's outputs
+    (``status``, ``duration_ms``, ``reason``; the confidence and the recommendation runs'
+    ``confidence``, ``action`` and verdict)."""
+    attrs: dict[str, Any] = {"guardrail.stage": name.removeprefix("guardrail.")}
+    view = output if isinstance(output, dict) else {}
+    attrs["guardrail.stage.status"] = view.get("status", "ran")
+    attrs["guardrail.stage.duration_ms"] = view.get("duration_ms")
+    attrs["guardrail.stage.reason"] = view.get("reason")
+    attrs["guardrail.confidence"] = view.get("confidence")
+    attrs["guardrail.action"] = view.get("action")
+    verdict = view.get("verdict")
+    if isinstance(verdict, dict):
+        attrs["guardrail.verdict"] = verdict.get("label")
     return attrs
 
 

@@ -19,7 +19,9 @@ To add a stage: subclass :class:`Stage`, set ``name`` and its fields, implement 
 and, if the stage does not always apply, :meth:`Stage.skip_reason`; pass it to
 ``Guardrail(stages=[*default_stages(), MyStage])``. It runs as its own child run
 ``guardrail.<name>``. Its own typed result goes in ``StageUpdate(extension=MyResult(...))`` and
-appears in the report as ``report.extensions[<name>]`` (and in the stage's run output).
+appears in the report as ``report.extensions[<name>]`` (and, as JSON, in the stage run's outputs
+as ``extension``). A traced run shows :meth:`Stage.trace_inputs` (what the stage reads) and
+:meth:`Stage.trace_outputs` (what it wrote), as plain JSON of at most 4 KB each.
 
 Example::
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -58,6 +60,7 @@ from guardrail.report import (
     StageRecord,
     Verdict,
 )
+from guardrail.trace_views import input_view, json_view
 
 T = TypeVar("T")
 
@@ -359,6 +362,29 @@ class Stage(ABC):
     @abstractmethod
     def run(self, state: PipelineState) -> StageUpdate | dict[str, Any]:
         """Compute this stage's results; return the ``PipelineState`` fields to set."""
+
+    def trace_inputs(self, state: PipelineState) -> dict[str, Any]:
+        """What this stage's run shows as its inputs (plain JSON, called only when the run is
+        traced): the checked input (:func:`~guardrail.trace_views.input_view`) and the state
+        fields the stage declares in ``needs`` and ``reads`` (the response's parse ``doc`` is
+        the response, shown as text). Override to show something else; the pipeline bounds
+        the size."""
+        view = input_view(state.input)
+        for field in dict.fromkeys((*self.needs, *self.reads)):
+            if field in ("doc", "input"):
+                continue
+            value = getattr(state, field)
+            if value is not None:
+                view[field] = json_view(value)
+        return view
+
+    def trace_outputs(self, written: Mapping[str, Any], extension: Any = None) -> dict[str, Any]:
+        """What this stage's run shows of what it wrote (plain JSON, called only when the run
+        is traced): each field of its update, and its own result as ``extension``."""
+        view = {field: json_view(value) for field, value in written.items()}
+        if extension is not None:
+            view["extension"] = json_view(extension)
+        return view
 
 
 def check_order(stages: Sequence[Stage], disabled: Collection[str] = ()) -> None:

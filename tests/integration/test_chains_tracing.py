@@ -195,3 +195,33 @@ def test_langsmith_client_receives_runs_and_feedback(langsmith_server: Any) -> N
     assert len(ids) == 3
     again = [m for m, p, _, _ in requests if p.startswith("/feedback")]
     assert len(again) == 6
+
+
+def test_langsmith_receives_each_stage_s_own_fields_within_4_kb(langsmith_server: Any) -> None:
+    """What the real client sends for each stage run (every stage running): that stage's
+    inputs and results as JSON of at most 4 KB each, no object repr, no spaCy token array; the
+    root run carries the outcome under the feedback keys."""
+    from langchain_core.tracers import LangChainTracer
+    from langsmith import Client
+
+    url, requests = langsmith_server
+    client = Client(api_url=url, api_key="test-key")
+    tracer = LangChainTracer(client=client, project_name="guardrail-tests")
+    data = {**DATA, "response": "The meeting is at 3pm on Monday."}
+    report = Guardrail().invoke(data, {"callbacks": [tracer]})
+    tracer.wait_for_futures()
+    client.flush()
+    by_name = {run.get("name"): run for run in received_runs(requests).values()}
+    for name in EXPECTED_CHILDREN:
+        for part in ("inputs", "outputs"):
+            text = json.dumps(by_name[name][part], ensure_ascii=False)
+            assert len(text.encode()) <= 4096, f"{name} {part}: {len(text.encode())} bytes"
+            assert "object at 0x" not in text and '"tokens"' not in text, f"{name} {part}"
+    assert by_name["guardrail.claims"]["outputs"]["claims"][0]["text"] == data["response"]
+    flags = by_name["guardrail.hallucination"]["outputs"]["flags"]
+    assert [f["content"] for f in flags] == [f.content for f in report.hallucination_flags]
+    assert by_name["guardrail.recommendation"]["outputs"]["action"] == report.action.value
+    outputs = by_name["guardrail"]["outputs"]
+    assert outputs["guardrail.action"] == report.action.value
+    assert outputs["guardrail.verdict"] == report.verdict.label.value
+    assert outputs["guardrail.confidence"] == pytest.approx(report.confidence, abs=1e-6)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
-from guardrail.stages.base import PipelineState
 from guardrail.tracing import FEEDBACK_KEYS, RunTreeCollector, feedback_items
 from tests.stage_names import STAGES
 
@@ -36,9 +35,16 @@ def test_guardrail_invoke_produces_one_child_run_per_stage() -> None:
     assert root.names() == EXPECTED_CHILDREN
     assert root.output == report and isinstance(root.output, GuardReport)
     for child in root.children[: len(STAGES)]:
-        assert isinstance(child.output, PipelineState)
-        assert child.output.stages[-1].name == child.name.removeprefix("guardrail.")
-    assert isinstance(root.children[-1].output, GuardReport)
+        # each stage run shows its own status, not the pipeline state
+        assert child.outputs == {
+            "status": "skipped",
+            "reason": "disabled in config",
+            "duration_ms": report.timings_ms[child.name.removeprefix("guardrail.")],
+        }
+        assert child.inputs["response"] == DATA["response"]
+    recommendation = root.children[-1].outputs or {}
+    assert recommendation["action"] == report.action.value == "human_review"
+    assert root.outputs is not None and root.outputs["guardrail.action"] == "human_review"
     meta = root.metadata
     assert meta["session_id"] == "session-7" and meta["turn_id"] == 3
     assert meta["guardrail_profile"] == "offline"
