@@ -9,6 +9,7 @@ contradicted by the evidence, the right one entailed; the decision follows from 
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -223,6 +224,29 @@ def test_exhausted_regeneration_pauses_with_every_reason(checker: Any) -> None:
     assert [m.text for m in out["messages"] if isinstance(m, ToolMessage)] == [EVIDENCE]
 
 
+async def test_the_async_agent_pauses_and_resumes(checker: Any) -> None:
+    agent = review_agent(checker, RIGHT)
+    config: Any = {"configurable": {"thread_id": "async"}}
+    paused = await agent.ainvoke(ask(), config)
+    assert paused["__interrupt__"][0].value["action"] == "human_review"
+    out = await agent.ainvoke(Command(resume={"type": "edit", "text": "Room 4B."}), config)
+    assert out["messages"][-1].content == "Room 4B."
+
+
+def test_a_new_question_after_a_failed_one_starts_afresh(checker: Any) -> None:
+    """An exhausted loop raised mid-thread; the thread's next question is attempt 1 again,
+    prompted without the old guidance."""
+    llm = model(call_lookup(), WRONG, WRONG, call_lookup(2), RIGHT)
+    middleware = guardrail_middleware(checker, on_fail="regenerate", max_attempts=2)
+    agent = create_agent(llm, tools=[lookup], middleware=[middleware], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "afresh"}}
+    with pytest.raises(GuardrailRejected):
+        agent.invoke(ask(), config)
+    out = agent.invoke(ask("Where is the review, then?"), config)
+    assert out["messages"][-1].content == RIGHT and out["guardrail"]["attempts"] == 1
+    assert all("rejected by a fact checker" not in system_text(s) for s in llm.seen[3:])
+
+
 def test_a_bad_decision_is_a_clear_error(checker: Any) -> None:
     agent = review_agent(checker, RIGHT)
     config: Any = {"configurable": {"thread_id": "bad"}}
@@ -272,3 +296,58 @@ def test_the_trace_shows_the_outcome_and_each_attempt(checker: Any) -> None:
     assert "room 9C" in regen.inputs["guidance"]
     assert regen.outputs == {"answer": RIGHT}
     assert [c.run_type for c in regen.children] == ["llm"]  # the model call runs inside it
+
+
+class StubClient:
+    """Stands in for ``langsmith.Client`` (no network): keeps what a tracer and the feedback
+    recorder send."""
+
+    otel_exporter = None
+
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+        self.updated: dict[str, dict[str, Any]] = {}
+        self.feedback: list[dict[str, Any]] = []
+
+    def create_run(self, **run: Any) -> None:
+        self.created.append(run)
+
+    def update_run(self, run_id: Any, **run: Any) -> None:
+        self.updated.setdefault(str(run_id), {}).update(run)
+
+    def create_feedback(self, **item: Any) -> Any:
+        self.feedback.append(item)
+        return type("Feedback", (), {"id": uuid.uuid4()})()
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_langsmith_trace_shows_the_outcome_on_the_top_run(checker: Any) -> None:
+    from langchain_core.tracers import LangChainTracer
+
+    from guardrail.tracing import FeedbackRecorder
+
+    client = StubClient()
+    tracer = LangChainTracer(client=client, project_name="agent-tests")  # type: ignore[arg-type]
+    recorder = FeedbackRecorder(client=client, project_id=uuid.uuid4())
+    agent = create_agent(
+        model(call_lookup(), WRONG, RIGHT),
+        tools=[lookup],
+        middleware=[guardrail_middleware(checker, on_fail="regenerate")],
+    )
+    agent.invoke(ask(), {"callbacks": [tracer, recorder]})
+    tracer.wait_for_futures()
+
+    [root] = [run for run in client.created if run.get("parent_run_id") is None]
+    outcome = client.updated[str(root["id"])]["outputs"]["guardrail"]
+    assert outcome["action"] == "accept" and outcome["attempts"] == 2
+    assert outcome["verdict"] == "VERIFIED" and 0.0 <= outcome["confidence"] <= 1.0
+    checks = [run for run in client.created if run["name"] == "guardrail"]
+    assert len(checks) == 2 and {str(run["trace_id"]) for run in checks} == {str(root["id"])}
+    # the feedback sits on those checks, one trace with the top run
+    marked = {str(item["run_id"]) for item in client.feedback if item["key"] == "guardrail.action"}
+    assert marked == {str(run["id"]) for run in checks}
+    [regen] = [run for run in client.created if run["name"] == "guardrail.regenerate"]
+    assert regen["inputs"]["attempt"] == 2 and "room 9C" in regen["inputs"]["guidance"]
+    assert str(regen["trace_id"]) == str(root["id"])
