@@ -10,6 +10,9 @@ one of::
     {"type": "edit", "text": "..."}          # deliver the person's text instead
     {"type": "reject", "message": "..."}     # deliver this message instead
 
+While paused, the thread's state still ends with the unchecked answer (LangGraph saves the state
+before the pausing step): show the user nothing of a result holding ``__interrupt__``.
+
 This follows LangChain's ``HumanInTheLoopMiddleware`` (an ``interrupt`` resumed with
 ``Command(resume=...)``); like it, it needs a checkpointer (:func:`require_checkpointer`).
 """
