@@ -278,8 +278,11 @@ class GuardrailHook:
         messages = list(state["messages"])
         data = yield from self.guard_input(messages)
         retry = state.get("guardrail_retry") or {}
-        if data is None:
-            return {"guardrail_retry": None, "guardrail_attempts": []} if retry else None
+        if data is None:  # no final answer to check: no outcome (nor one of an earlier turn)
+            reset: dict[str, Any] = (
+                {"guardrail_retry": None, "guardrail_attempts": []} if retry else {}
+            )
+            return {"guardrail": None, **reset} if state.get("guardrail") or reset else None
         answer: AIMessage = messages[-1]
         attempts = list(state.get("guardrail_attempts") or [])
         number = len(attempts) + 1

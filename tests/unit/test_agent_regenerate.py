@@ -154,6 +154,16 @@ def test_the_guidance_is_for_that_question_only(checker: Any) -> None:
     assert all("rejected by a fact checker" not in system_text(s) for s in llm.seen[3:])
 
 
+def test_an_unchecked_turn_shows_no_outcome_of_an_earlier_one(checker: Any) -> None:
+    llm = model(call_lookup(), RIGHT, "")
+    middleware = guardrail_middleware(checker, on_fail="regenerate")
+    agent = create_agent(llm, tools=[lookup], middleware=[middleware], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "empty"}}
+    assert agent.invoke(ask(), config)["guardrail"]["action"] == "accept"
+    out = agent.invoke(ask("Thanks!"), config)  # the model answers nothing: nothing to check
+    assert out["messages"][-1].content == "" and out.get("guardrail") is None
+
+
 def test_a_follow_up_may_rest_on_an_earlier_turns_evidence(checker: Any) -> None:
     """A follow-up answered without a new lookup has no evidence of its own (``turn``: sent
     to a person); with ``evidence="thread"`` the first turn's tool result is its evidence."""
