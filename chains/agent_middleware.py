@@ -272,7 +272,9 @@ class GuardrailHook:
 
     # --- the check ----------------------------------------------------------------------
 
-    def check(self, state: Any, config: RunnableConfig) -> Logic[Never, dict[str, Any] | None]:
+    def check(
+        self, state: Any, config: RunnableConfig | None = None
+    ) -> Logic[Never, dict[str, Any] | None]:
         """Check the final answer in ``state``; the state update it leads to (``None``: no
         final answer to check). May raise ``GuardrailRejected`` or pause (``interrupt``)."""
         messages = list(state["messages"])
@@ -288,7 +290,7 @@ class GuardrailHook:
         number = len(attempts) + 1
         guidance = retry.get("guidance")
         child = merge_configs(
-            config,
+            config or {},
             {"tags": [f"attempt:{number}"], "metadata": {"guardrail_attempt": number}},
         )
         report: GuardReport = yield Call(
@@ -315,10 +317,12 @@ class GuardrailHook:
             self.exhausted(report, attempts)
         return self.fallback(answer, report)
 
-    def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any] | None:
+    def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any] | None:
         return Driven(self.check(state, config)).run()
 
-    async def acall(self, state: Any, config: RunnableConfig) -> dict[str, Any] | None:
+    async def acall(
+        self, state: Any, config: RunnableConfig | None = None
+    ) -> dict[str, Any] | None:
         return await Driven(self.check(state, config)).arun()
 
 
