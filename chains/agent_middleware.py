@@ -221,7 +221,8 @@ class GuardrailHook:
         self, message: AIMessage, report: GuardReport, attempts: list[dict[str, Any]]
     ) -> dict[str, Any]:
         """The state update that removes the rejected answer and sends the agent back to the
-        model with the guidance (see :meth:`guidance_prompt`)."""
+        model; ``guardrail_retry`` holds the guidance that the next model calls get in their
+        system message (:func:`chains.generation.format_guidance`'s text)."""
         guidance = getattr(report.recommendation, "guidance", "") or ""
         retry = {
             "attempt": len(attempts) + 1,
