@@ -121,6 +121,18 @@ def test_one_invoke_regenerates_with_guidance_and_delivers_the_right_answer(chec
     assert report.action.value in ("accept", "accept_with_flags")
 
 
+def test_a_regeneration_may_look_things_up_again(checker: Any) -> None:
+    """Every model call of a regeneration has the guidance, until its answer is checked; the
+    new lookup joins the turn's evidence."""
+    llm = model(call_lookup(1), WRONG, call_lookup(2), RIGHT)
+    middleware = guardrail_middleware(checker, on_fail="regenerate")
+    out = create_agent(llm, tools=[lookup], middleware=[middleware]).invoke(ask())
+    assert out["messages"][-1].content == RIGHT and out["guardrail"]["attempts"] == 2
+    assert [WRONG in system_text(s) for s in llm.seen] == [False, False, True, True]
+    assert sum(isinstance(m, ToolMessage) for m in out["messages"]) == 2
+    assert all(m.text != WRONG for m in out["messages"])
+
+
 async def test_ainvoke_regenerates_the_same_way(checker: Any) -> None:
     llm = model(call_lookup(), WRONG, RIGHT)
     middleware = guardrail_middleware(checker, on_fail="regenerate")
