@@ -1,87 +1,180 @@
-"""A LangChain v1 agent middleware: check the agent's final answer in an ``after_model`` hook.
+"""A LangChain v1 agent middleware: check the agent's final answer, regenerate it with
+guidance, or pause for a person.
 
 Needs the ``langchain`` package (v1, ``pip install 'answer-guardrail[chains]'``); it is imported when
 the middleware is built, not when this module is imported.
 
-The hook looks at the model's last message. Tool calls pass through; a final answer is checked
-against the evidence of this turn — the tool results since the last user message, plus the
-documents of an optional ``retriever`` — and the knowledge base, if given. Then:
+Which hook: ``after_agent``. LangChain's guardrails guide puts output checks there ("use after
+agent hooks to validate final outputs once before returning to the user"): it runs once, when
+the model has written a turn without tool calls, whereas ``after_model`` runs after every
+model call, tool-calling turns included. Declared with ``can_jump_to=["model"]``, it can send
+the agent back to the model within the same ``invoke``.
+
+The final answer (the last message: a model turn without tool calls) is checked against the
+evidence of this turn — the tool results since the last user message (or, with
+``evidence="thread"``, every tool result of the thread: a follow-up question may rest on an
+earlier turn's lookups), plus the documents of an optional ``retriever`` — and the knowledge
+base, if given. Then:
 
 - when the report has text to show, the message text becomes ``report.delivered_text`` —
   exactly what ``Guardrail.invoke`` delivers for this answer (the original, or the annotated
   text with its removals and repairs);
-- otherwise (``regenerate`` / ``human_review``) ``on_fail`` decides: ``raise``
-  (``GuardrailRejected``), ``corrected`` / ``annotated`` text, or ``report`` (the text is kept
-  and marked as failed).
+- ``on_fail="regenerate"``: a ``regenerate`` outcome removes the answer from the messages
+  and jumps back to the model (``jump_to: "model"``); that model call — and any further model
+  call until the next answer is checked — gets the guidance (the rejected answer and what to
+  fix, :func:`chains.generation.format_guidance`) added to its system message, for that call
+  only: the thread's messages keep the user's question and the turn's tool results as they
+  were, so the regenerated answer is checked against the same evidence. After
+  ``max_attempts`` answers the loop is exhausted: ``GuardrailRejected`` (with ``attempts``), or
+  a pause with ``human_review="interrupt"``;
+- ``human_review="interrupt"``: a ``human_review`` outcome (or regeneration exhausted) pauses
+  the agent with a LangGraph ``interrupt`` (:mod:`chains.agent_review`), resumed with
+  ``Command(resume={"type": "approve" | "edit" | "reject", ...})``; needs a checkpointer;
+- otherwise ``on_fail`` decides: ``raise`` (``GuardrailRejected``), ``corrected`` /
+  ``annotated`` text (``raise`` when that text is empty), or ``report`` (the text is kept and
+  marked as failed).
 
-The report is attached to the message as ``additional_kwargs["guardrail_report"]`` (JSON).
+The report is attached to the delivered message as ``additional_kwargs["guardrail_report"]``
+(JSON; :func:`report_of` turns it back into a :class:`~guardrail.report.GuardReport`). The
+agent's result — the top run's output — holds the outcome under ``"guardrail"``: ``action``,
+``verdict``, ``confidence``, ``attempts`` (and ``review``, the reviewer's decision). Each check
+is a ``guardrail`` run tagged ``attempt:N``; each regenerating model call runs inside a
+``guardrail.regenerate`` run whose input is ``{"attempt": N, "guidance": ...}``.
 
-Streamed model output gets the same check while it streams: :func:`guard_agent` wraps the
-agent so that ``stream`` / ``astream`` (and ``astream_events``) pass the final answer's tokens
-through as the model writes them, check each sentence once complete against the turn's
-evidence (tool results, retriever documents, knowledge base) — ``on_sentence_checked``
-events, the ``streaming`` policy for a failed sentence (``annotate`` / ``stop`` / ``buffer``)
-— and end with the report on the whole answer (``Guardrail.invoke``'s; its ``delivered_text``
-is what to keep on screen). Tool-calling model turns are not shown.
+Streamed model output gets the same check while it streams: :func:`guard_agent` (from
+:mod:`chains.agent_streaming`, importable from here too) wraps the agent so that ``stream`` /
+``astream`` pass the final answer's tokens through and check each sentence once complete.
 
 Example::
 
     from langchain.agents import create_agent
-    agent = create_agent(model, tools=[search], middleware=[guardrail_middleware()])
+    agent = create_agent(
+        model, tools=[search],
+        middleware=[guardrail_middleware(on_fail="regenerate", max_attempts=3)],
+    )
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator, Iterator
-from typing import Any, Never
+from enum import Enum
+from typing import Any, Literal, Never
 
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
+    RemoveMessage,
     ToolMessage,
-    convert_to_messages,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
 
+from chains.agent_review import delivered, parse_decision, review_request
+from chains.agent_streaming import GuardedAgent, guard_agent
 from chains.drive import Call, Driven, Logic
-from chains.results import OnFail
-from chains.stream_checks import StreamingConfig
-from chains.streaming import SentenceGuard, StreamsThroughGuard
-from guardrail.errors import GuardrailRejected, MissingDependencyError
+from chains.generation import format_guidance
+from chains.results import Attempt, OnFail
+from guardrail.errors import ConfigError, GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
-from guardrail.report import GuardReport
+from guardrail.report import Action, GuardReport
+
+__all__ = [
+    "Evidence",
+    "GuardedAgent",
+    "GuardrailHook",
+    "guard_agent",
+    "guardrail_middleware",
+    "outcome",
+    "report_of",
+    "turn_evidence",
+]
+
+Evidence = Literal["turn", "thread"]
+"""Which tool results are the evidence of an answer: those since the last user message
+(``turn``), or every tool result of the thread (``thread``)."""
+
+#: The ``on_fail`` value that regenerates with guidance.
+REGENERATE = "regenerate"
 
 
-def turn_evidence(messages: list[BaseMessage]) -> tuple[str, list[Passage]]:
-    """The last user question and the tool results that followed it (the turn's evidence)."""
+def turn_evidence(
+    messages: list[BaseMessage], evidence: Evidence = "turn"
+) -> tuple[str, list[Passage]]:
+    """The last user question and the tool results that are its evidence: those that followed
+    it (``turn``), or every tool result of the thread (``thread``)."""
     query, passages = "", []
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
-            query = message.text
-            break
-        if isinstance(message, ToolMessage) and message.text.strip():
+            query = query or message.text
+            if evidence == "turn":
+                break
+        elif isinstance(message, ToolMessage) and message.text.strip():
             passages.append(Passage(text=message.text, source=f"tool:{message.name or '?'}"))
     return query, list(reversed(passages))
 
 
+def report_of(message: BaseMessage) -> GuardReport | None:
+    """The :class:`~guardrail.report.GuardReport` the middleware attached to ``message``
+    (``None`` when it carries none)::
+
+        report = report_of(agent.invoke(...)["messages"][-1])
+    """
+    found = message.additional_kwargs.get("guardrail_report")
+    return None if found is None else GuardReport.model_validate(found)
+
+
+def outcome(report: GuardReport, attempts: int, review: str | None = None) -> dict[str, Any]:
+    """The agent's outcome, shown on its top run (the ``"guardrail"`` key of its result)."""
+    found: dict[str, Any] = {
+        "action": report.action.value,
+        "verdict": report.verdict.label.value,
+        "confidence": report.confidence,
+        "attempts": attempts,
+    }
+    if review is not None:
+        found["review"] = review
+    return found
+
+
+def _on_fail_value(on_fail: OnFail | str) -> str:
+    return str(on_fail.value) if isinstance(on_fail, Enum) else str(on_fail)
+
+
 class GuardrailHook:
-    """The check itself, independent of the langchain version (no per-call state)."""
+    """The check itself, independent of the langchain version (no per-call state: what a turn
+    has tried so far lives in the agent's state)."""
 
     def __init__(
         self,
         guardrail: Guardrail,
-        on_fail: OnFail,
+        on_fail: OnFail | str,
         retriever: Runnable[Any, Any] | None,
         knowledge_base: Any,
+        *,
+        max_attempts: int = 3,
+        human_review: Literal["interrupt"] | None = None,
+        evidence: Evidence = "turn",
     ) -> None:
+        value = _on_fail_value(on_fail)
+        self.regenerate = value == REGENERATE
+        try:
+            self.on_fail = OnFail.RAISE if self.regenerate else OnFail(value)
+        except ValueError:
+            choices = [m.value for m in OnFail] + [REGENERATE]
+            raise ConfigError(f"on_fail must be one of {choices}, not {value!r}") from None
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ConfigError(f"max_attempts must be an integer >= 1, not {max_attempts!r}")
+        if human_review not in (None, "interrupt"):
+            raise ConfigError(f"human_review must be None or 'interrupt', not {human_review!r}")
+        if evidence not in ("turn", "thread"):
+            raise ConfigError(f"evidence must be 'turn' or 'thread', not {evidence!r}")
         self.guardrail = guardrail
-        self.on_fail = on_fail
         self.retriever = retriever
         self.knowledge_base = knowledge_base
+        self.max_attempts = max_attempts if self.regenerate else 1
+        self.human_review = human_review
+        self.evidence: Evidence = evidence
 
     def guard_input(self, messages: list[BaseMessage]) -> Logic[Never, dict[str, Any] | None]:
         """The guardrail input for the final answer, or ``None`` when there is none to check
@@ -91,7 +184,7 @@ class GuardrailHook:
         answer = messages[-1]
         if answer.tool_calls or not answer.text.strip():
             return None
-        query, passages = turn_evidence(messages[:-1])
+        query, passages = turn_evidence(messages[:-1], self.evidence)
         if self.retriever is not None and query:
             found = yield Call(self.retriever.invoke, self.retriever.ainvoke, (query,))
             passages += [Passage.coerce(d) for d in found]
@@ -100,66 +193,141 @@ class GuardrailHook:
             data["knowledge_base"] = self.knowledge_base
         return data
 
-    def update(self, message: AIMessage, report: GuardReport) -> dict[str, Any]:
-        """The state update replacing the answer message (same id) after the check."""
-        delivered = report.delivered_text
-        if delivered is not None:
-            text = delivered
-        elif self.on_fail is OnFail.RAISE:
-            raise GuardrailRejected(
-                f"the guardrail rejected the agent's answer ({report.action.value})", report
-            )
-        elif self.on_fail is OnFail.CORRECTED:
-            text = report.corrected
-        elif self.on_fail is OnFail.ANNOTATED:
-            text = report.annotated
-        else:
-            text = message.text
+    # --- what the check leads to (state updates) ------------------------------------------
+
+    def deliver(
+        self, message: AIMessage, report: GuardReport, text: str, attempts: int,
+        review: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The state update replacing the answer message (same id) with ``text``."""
         extra = {**message.additional_kwargs, "guardrail_report": report.model_dump(mode="json")}
+        if review is not None:
+            extra["guardrail_review"] = review
         checked = AIMessage(
             id=message.id,
             content=text,
+            name=message.name,
             additional_kwargs=extra,
             response_metadata=message.response_metadata,
         )
-        return {"messages": [checked]}
+        return {
+            "messages": [checked],
+            "guardrail": outcome(report, attempts, review),
+            "guardrail_attempts": [],
+            "guardrail_retry": None,
+        }
 
-    def _steps(self, state: Any) -> Logic[Never, dict[str, Any] | None]:
+    def again(
+        self, message: AIMessage, report: GuardReport, attempts: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The state update that removes the rejected answer and sends the agent back to the
+        model; ``guardrail_retry`` holds the guidance that the next model calls get in their
+        system message (:func:`chains.generation.format_guidance`'s text)."""
+        guidance = getattr(report.recommendation, "guidance", "") or ""
+        retry = {
+            "attempt": len(attempts) + 1,
+            "guidance": guidance,
+            "prompt": format_guidance(message.text, guidance).strip(),
+        }
+        return {
+            "messages": [RemoveMessage(id=str(message.id))],
+            "guardrail_attempts": attempts,
+            "guardrail_retry": retry,
+            "jump_to": "model",
+        }
+
+    def fallback(self, message: AIMessage, report: GuardReport) -> dict[str, Any]:
+        """The state update for a failed answer that neither regenerates nor pauses."""
+        if self.on_fail is OnFail.CORRECTED:
+            text = report.corrected
+        elif self.on_fail is OnFail.ANNOTATED:
+            text = report.annotated
+        elif self.on_fail is OnFail.REPORT:
+            text = message.text
+        else:
+            text = ""
+        if not text.strip():
+            raise GuardrailRejected(
+                f"the guardrail rejected the agent's answer ({report.action.value})", report
+            )
+        return self.deliver(message, report, text, 1)
+
+    def exhausted(self, report: GuardReport, attempts: list[dict[str, Any]]) -> Never:
+        """Raise ``GuardrailRejected`` carrying every attempt of the turn."""
+        tried = [
+            Attempt(
+                number=a["number"],
+                guidance=a["guidance"],
+                answer=a["answer"],
+                report=GuardReport.model_validate(a["report"]),
+            )
+            for a in attempts[:-1]
+        ]
+        last = attempts[-1]
+        tried.append(Attempt(number=last["number"], guidance=last["guidance"],
+                             answer=last["answer"], report=report))  # fmt: skip
+        error = GuardrailRejected(
+            f"the guardrail rejected the agent's answer {len(tried)} time(s) "
+            f"(last: {report.action.value})",
+            report,
+        )
+        error.attempts = tried  # type: ignore[attr-defined]
+        raise error
+
+    # --- the check ----------------------------------------------------------------------
+
+    def check(
+        self, state: Any, config: RunnableConfig | None = None
+    ) -> Logic[Never, dict[str, Any] | None]:
+        """Check the final answer in ``state``; the state update it leads to (``None``: no
+        final answer to check). May raise ``GuardrailRejected`` or pause (``interrupt``)."""
         messages = list(state["messages"])
         data = yield from self.guard_input(messages)
-        if data is None:
-            return None
-        report = yield Call(self.guardrail.invoke, self.guardrail.ainvoke, (data,))
-        return self.update(messages[-1], report)
+        retry = state.get("guardrail_retry") or {}
+        if data is None:  # no final answer to check: no outcome (nor one of an earlier turn)
+            reset: dict[str, Any] = (
+                {"guardrail_retry": None, "guardrail_attempts": []} if retry else {}
+            )
+            return {"guardrail": None, **reset} if state.get("guardrail") or reset else None
+        answer: AIMessage = messages[-1]
+        attempts = list(state.get("guardrail_attempts") or [])
+        number = len(attempts) + 1
+        guidance = retry.get("guidance")
+        child = merge_configs(
+            config or {},
+            {"tags": [f"attempt:{number}"], "metadata": {"guardrail_attempt": number}},
+        )
+        report: GuardReport = yield Call(
+            self.guardrail.invoke, self.guardrail.ainvoke, (data, child)
+        )
+        attempts.append(
+            {"number": number, "guidance": guidance, "answer": answer.text,
+             "report": report.model_dump(mode="json")}
+        )  # fmt: skip
+        if (text := report.delivered_text) is not None:
+            return self.deliver(answer, report, text, number)
+        regenerates = self.regenerate and report.action is Action.REGENERATE
+        if regenerates and number < self.max_attempts:
+            return self.again(answer, report, attempts)
+        if self.human_review == "interrupt":
+            from langgraph.types import interrupt
 
-    def __call__(self, state: Any) -> dict[str, Any] | None:
-        return Driven(self._steps(state)).run()
+            request = review_request(report, data["query"], answer.text, number, regenerates)
+            decision = parse_decision(interrupt(request.model_dump(mode="json")))
+            return self.deliver(
+                answer, report, delivered(decision, answer.text), number, decision.type
+            )
+        if self.regenerate:
+            self.exhausted(report, attempts)
+        return self.fallback(answer, report)
 
-    async def acall(self, state: Any) -> dict[str, Any] | None:
-        return await Driven(self._steps(state)).arun()
+    def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any] | None:
+        return Driven(self.check(state, config)).run()
 
-
-@functools.cache
-def _middleware_class() -> type[Any]:
-    try:
-        from langchain.agents.middleware import AgentMiddleware
-    except ImportError as exc:
-        raise MissingDependencyError("langchain", "chains") from exc
-
-    class GuardrailAgentMiddleware(AgentMiddleware):  # type: ignore[misc]
-        """Checks the agent's final answer after each model call."""
-
-        def __init__(self, hook: GuardrailHook) -> None:
-            super().__init__()
-            self.hook = hook
-
-        def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            return self.hook(state)
-
-        async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            return await self.hook.acall(state)
-
-    return GuardrailAgentMiddleware
+    async def acall(
+        self, state: Any, config: RunnableConfig | None = None
+    ) -> dict[str, Any] | None:
+        return await Driven(self.check(state, config)).arun()
 
 
 def guardrail_middleware(
@@ -167,126 +335,42 @@ def guardrail_middleware(
     on_fail: OnFail | str = OnFail.RAISE,
     retriever: Runnable[Any, Any] | None = None,
     knowledge_base: Any = None,
+    *,
+    max_attempts: int = 3,
+    human_review: Literal["interrupt"] | None = None,
+    evidence: Evidence = "turn",
 ) -> Any:
-    """A LangChain v1 ``AgentMiddleware`` running the guardrail on the agent's final answers."""
-    hook = GuardrailHook(
-        guardrail if guardrail is not None else Guardrail(),
-        OnFail(on_fail),
-        retriever,
-        knowledge_base,
-    )
-    return _middleware_class()(hook)
-
-
-class GuardedAgent(StreamsThroughGuard, Runnable[Any, Any]):
-    """An agent whose streamed final answer is checked sentence by sentence.
-
-    ``invoke`` runs the agent unchanged (add :func:`guardrail_middleware` to check complete
-    answers); ``stream`` / ``astream`` yield the final answer's text, then the
-    :class:`~guardrail.report.GuardReport` on it. Build with :func:`guard_agent`.
-    """
-
-    def __init__(
-        self,
-        agent: Any,
-        hook: GuardrailHook,
-        streaming: StreamingConfig,
-        model_node: str,
-    ) -> None:
-        self.agent = agent
-        self.hook = hook
-        self.streaming = streaming
-        self.model_node = model_node
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Run the agent as is."""
-        return self.agent.invoke(input, config, **kwargs)
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Async :meth:`invoke`."""
-        return await self.agent.ainvoke(input, config, **kwargs)
-
-    def _query(self, value: Any) -> str:
-        messages = value.get("messages", []) if isinstance(value, dict) else value
-        for message in reversed(convert_to_messages(messages)):
-            if isinstance(message, HumanMessage):
-                return message.text
-        return ""
-
-    def _base(
-        self, query: str, tools: list[Passage], child: RunnableConfig
-    ) -> Logic[Never, dict[str, Any]]:
-        passages = list(tools)
-        if self.hook.retriever is not None and query:
-            found = yield Call.invoke(self.hook.retriever, query, child)
-            passages += [Passage.coerce(d) for d in found]
-        base: dict[str, Any] = {"query": query, "passages": passages}
-        if self.hook.knowledge_base is not None:
-            base["knowledge_base"] = self.hook.knowledge_base
-        return base
-
-    def _chunks(self, value: Any, state: dict[str, Any], child: RunnableConfig) -> Iterator[Any]:
-        state |= {"query": self._query(value), "tools": []}
-        chunks: Iterator[Any] = self.agent.stream(value, child, stream_mode="messages")
-        return chunks
-
-    def _achunks(
-        self, value: Any, state: dict[str, Any], child: RunnableConfig
-    ) -> AsyncIterator[Any]:
-        state |= {"query": self._query(value), "tools": []}
-        chunks: AsyncIterator[Any] = self.agent.astream(value, child, stream_mode="messages")
-        return chunks
-
-    def _text(self, chunk: Any, state: dict[str, Any]) -> tuple[str | None, Any]:
-        """What a ``messages``-mode item means: the text of a final-answer chunk, or ``None``
-        (tool results are recorded as evidence; tool-calling turns are dropped)."""
-        message, meta = chunk
-        if isinstance(message, ToolMessage) and message.text.strip():
-            state["tools"].append(Passage(text=message.text, source=f"tool:{message.name or '?'}"))
-            return None, None
-        if not isinstance(message, AIMessageChunk) or meta.get("langgraph_node") != self.model_node:
-            return None, None
-        if message.id != state.get("id"):  # a new model turn
-            state["id"], state["guard"], state["tool_turn"] = message.id, None, False
-        if message.tool_call_chunks:
-            state["guard"], state["tool_turn"] = None, True
-        return (None if state["tool_turn"] else message.text), None
-
-    def _guard(
-        self, value: Any, state: dict[str, Any], child: RunnableConfig
-    ) -> Logic[Never, SentenceGuard]:
-        if state.get("guard") is None:
-            base = yield from self._base(state["query"], state["tools"], child)
-            state["guard"] = SentenceGuard(self.hook.guardrail, base, self.streaming, child)
-        guard: SentenceGuard = state["guard"]
-        return guard
-
-    def _root(self, config: RunnableConfig | None) -> RunnableConfig:
-        cfg: RunnableConfig = dict(config or {})  # type: ignore[assignment]
-        cfg.setdefault("run_name", "guarded_agent")
-        return cfg
-
-
-def guard_agent(
-    agent: Any,
-    guardrail: Guardrail | None = None,
-    streaming: StreamingConfig | dict[str, Any] | str | None = None,
-    retriever: Runnable[Any, Any] | None = None,
-    knowledge_base: Any = None,
-    model_node: str = "model",
-) -> GuardedAgent:
-    """Wrap a LangChain v1 agent (``create_agent``) so its streamed answers are checked.
+    """A LangChain v1 ``AgentMiddleware`` running the guardrail on the agent's final answers.
 
     Args:
-        agent: the compiled agent graph.
         guardrail: the checker (``Guardrail()`` by default).
-        streaming: the policy for a failed sentence (default: the guardrail config's
-            ``streaming`` section if any, else ``annotate``).
+        on_fail: what a failed answer does: ``"regenerate"`` (back to the model with the
+            guidance, up to ``max_attempts`` answers), or an :class:`~chains.results.OnFail`
+            (``raise``, ``corrected``, ``annotated``, ``report``).
         retriever: documents for the question, added to the tool results as evidence.
         knowledge_base: a knowledge base (handle or path) for fact validation.
-        model_node: the graph node whose streamed messages are the model's (``"model"``).
+        max_attempts: answers per question with ``on_fail="regenerate"`` (the first included).
+        human_review: ``"interrupt"`` pauses the agent for a person on a ``human_review``
+            outcome or when regeneration is exhausted (needs a checkpointer; see
+            :mod:`chains.agent_review`).
+        evidence: ``"turn"`` (the tool results since the last user message) or ``"thread"``
+            (every tool result of the thread, for follow-up questions).
+
+    Raises:
+        ConfigError: an unknown ``on_fail`` / ``human_review`` / ``evidence``, or
+            ``max_attempts`` < 1.
     """
-    guard = guardrail if guardrail is not None else Guardrail()
-    settings = streaming if streaming is not None else getattr(guard.config, "streaming", None)
-    hook = GuardrailHook(guard, OnFail.REPORT, retriever, knowledge_base)
-    return GuardedAgent(agent, hook, StreamingConfig.load(settings), model_node)
+    hook = GuardrailHook(
+        guardrail if guardrail is not None else Guardrail(),
+        on_fail,
+        retriever,
+        knowledge_base,
+        max_attempts=max_attempts,
+        human_review=human_review,
+        evidence=evidence,
+    )
+    try:
+        from chains.agent_graph import GuardrailAgentMiddleware
+    except ImportError as exc:
+        raise MissingDependencyError("langchain", "chains") from exc
+    return GuardrailAgentMiddleware(hook)
