@@ -58,27 +58,28 @@ def sentence_claims(
     return cap_claims(claims, config.max_claims)
 
 
-_LOWER_START = re.compile(r"(?<=[.!])\s+(?=[a-z])")
+_LOWER_START = re.compile(r"(?<=[.!?])\s+(?=[a-z])")
 """A sentence end before a lower-case word, which the splitter keeps in one sentence."""
 
 
 def _asserted_parts(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
     """A sentence as claim pieces: a question that asserts a fact gives that fact; statements
-    run into a question ("It came out in 1997. what about you?") are pieces of their own."""
+    run into a question ("It came out in 1997. what about you?") and questions run together
+    ("the meeting moved to 42%? the fee is 2pm?") are pieces of their own."""
     if not text.rstrip().endswith("?"):
         return [(text, start, end)]
+    gaps = list(_LOWER_START.finditer(text))
+    bounds = zip(
+        [0, *(m.end() for m in gaps)], [*(m.start() for m in gaps), len(text)], strict=True
+    )
     parts: list[tuple[str, int, int]] = []
-    at = 0
-    for m in _LOWER_START.finditer(text):
-        parts.append((text[at : m.start()], start + at, start + m.start()))
-        at = m.end()
-    question = text[at:]
-    found = asserted_fact(question)
-    if found is None:
-        parts.append((question, start + at, end))
-    else:
-        q0 = start + at
-        parts.append((question[found[0] : found[1]], q0 + found[0], q0 + found[1]))
+    for a, b in bounds:
+        piece = text[a:b]
+        found = asserted_fact(piece) if piece.rstrip().endswith("?") else None
+        if found is None:
+            parts.append((piece, start + a, start + b if b < len(text) else end))
+        else:
+            parts.append((piece[found[0] : found[1]], start + a + found[0], start + a + found[1]))
     return parts
 
 

@@ -75,6 +75,17 @@ def test_the_claim_keeps_its_span_inside_the_reply() -> None:
     assert claims[1].span.slice(reply) == "The refund window is 90 days"
 
 
+def test_questions_run_together_in_lower_case_are_checked_one_by_one() -> None:
+    # the sentence splitter keeps "…? the …" in one sentence; each question is its own piece
+    reply = "the meeting moved to 42%? the fee is 2pm on Monday? what do you think?"
+    claims = sentence_claims(reply, HallucinationConfig())
+    assert [c.span.slice(reply) for c in claims] == [
+        "the meeting moved to 42%",
+        "the fee is 2pm on Monday",
+        "what do you think?",
+    ]
+
+
 def test_without_checkworthiness_the_question_is_one_claim() -> None:
     reply = "So the meeting is on Friday at 3pm?"
     claims = sentence_claims(reply, HallucinationConfig(checkworthiness=False))
