@@ -57,11 +57,20 @@ def test_rejected_answer_raises() -> None:
         agent(blocked, "raise").invoke(  # type: ignore[attr-defined]
             {"messages": [{"role": "user", "content": "When is the meeting?"}]}
         )
-    out = agent(blocked, "annotated").invoke(  # type: ignore[attr-defined]
+    # an answer that could not be checked is never delivered as annotated (OnFail.fallback_text,
+    # as with_guardrail): annotated behaves as raise
+    with pytest.raises(GuardrailRejected, match="nothing checked is left to show") as caught:
+        agent(blocked, "annotated").invoke(  # type: ignore[attr-defined]
+            {"messages": [{"role": "user", "content": "When is the meeting?"}]}
+        )
+    assert caught.value.report.verdict.label.value == "UNVERIFIED"
+    out = agent(blocked, "report").invoke(  # type: ignore[attr-defined]
         {"messages": [{"role": "user", "content": "When is the meeting?"}]}
     )
+    assert out["messages"][-1].content == "It is on Thursday at 10:00."  # kept, marked failed
     report = out["messages"][-1].additional_kwargs["guardrail_report"]
     assert report["recommendation"]["action"] == "human_review"
+    assert out["guardrail"]["action"] == "human_review"
 
 
 # --- streamed answers ---------------------------------------------------------------------
