@@ -19,26 +19,48 @@ base, if given. Then:
 - when the report has text to show, the message text becomes ``report.delivered_text`` —
   exactly what ``Guardrail.invoke`` delivers for this answer (the original, or the annotated
   text with its removals and repairs);
-- ``on_fail="regenerate"``: a ``regenerate`` outcome removes the answer from the messages
-  and jumps back to the model (``jump_to: "model"``); that model call — and any further model
-  call until the next answer is checked — gets the guidance (the rejected answer and what to
-  fix, :func:`chains.generation.format_guidance`) added to its system message, for that call
-  only: the thread's messages keep the user's question and the turn's tool results as they
-  were, so the regenerated answer is checked against the same evidence. After
-  ``max_attempts`` answers the loop is exhausted: ``GuardrailRejected`` (with ``attempts``), or
-  a pause with ``human_review="interrupt"``;
+- ``on_fail="regenerate"`` (:attr:`~chains.results.OnFail.REGENERATE`): a ``regenerate``
+  outcome removes the answer from the messages and jumps back to the model (``jump_to:
+  "model"``); that model call — and any further model call until the next answer is checked —
+  gets the :class:`~chains.regenerate.Regeneration`'s ``message`` (the rejected answer, quoted
+  as data, and :func:`~chains.regenerate.guidance_text` of its report: the text ``GuardedRAG``
+  and ``with_guardrail`` give) added to its system message, for that call only: the thread's
+  messages keep the user's question and the turn's tool results as they were, so the
+  regenerated answer is checked against the same evidence. After ``max_attempts`` answers the
+  loop is exhausted: ``GuardrailRejected`` (:func:`chains.regenerate.rejection`, with
+  ``attempts``), or a pause with ``human_review="interrupt"``;
 - ``human_review="interrupt"``: a ``human_review`` outcome (or regeneration exhausted) pauses
   the agent with a LangGraph ``interrupt`` (:mod:`chains.agent_review`), resumed with
   ``Command(resume={"type": "approve" | "edit" | "reject", ...})``; needs a checkpointer;
 - otherwise ``on_fail`` decides: ``raise`` (``GuardrailRejected``), ``corrected`` /
-  ``annotated`` text (``raise`` when that text is empty), or ``report`` (the text is kept and
-  marked as failed).
+  ``annotated`` text (:meth:`~chains.results.OnFail.fallback_text`: ``raise`` when nothing
+  checked is left to show — an empty text, or an answer that could not be checked), or
+  ``report`` (the text is kept and marked as failed).
+
+What follows a check is :func:`chains.regenerate.next_step` — the step of the loop every
+guarded chain shares — on the answer's :class:`~chains.results.Attempt`; the agent runs that
+loop across graph steps (check, jump to the model, check again) instead of in one call.
+
+What a turn keeps between its checks: the agent's private state (``guardrail_attempts``,
+``guardrail_retry``) holds, for each rejected answer, its number, the guidance it was written
+with, the answer, the action and the id of the ``guardrail`` run that checked it (a
+:class:`Tried`), and the pending :class:`~chains.regenerate.Regeneration` — never a report.
+LangGraph passes the whole state to every model call, whose traced inputs would otherwise
+hold each rejected answer's report (6 KB of JSON or more). The report of the answer being
+checked is at hand in the check itself, so the interrupt value (``ReviewRequest.report``),
+``GuardrailRejected.report`` and the last of ``GuardrailRejected.attempts`` carry it whole; an
+earlier attempt in ``attempts`` has ``report=None`` and names its check run (``run_id``),
+whose output in the trace is its report (its guidance is the next attempt's ``guidance``).
+The earlier reports are not kept elsewhere either: a middleware has no per-invoke place
+outside the graph state (each node gets its own copy of the config, the LangGraph runtime is
+frozen), and a table on the middleware would be mutable state shared by every thread.
 
 The report is attached to the delivered message as ``additional_kwargs["guardrail_report"]``
-(JSON; :func:`report_of` turns it back into a :class:`~guardrail.report.GuardReport`). The
-agent's result — the top run's output — holds the outcome under ``"guardrail"``: ``action``,
-``verdict``, ``confidence``, ``attempts`` (and ``review``, the reviewer's decision). Each check
-is a ``guardrail`` run tagged ``attempt:N``; each regenerating model call runs inside a
+(JSON; :func:`report_of`, the same function as :func:`chains.results.report_of`, turns it back
+into a :class:`~guardrail.report.GuardReport`). The agent's result — the top run's output —
+holds the outcome under ``"guardrail"``: :class:`~chains.results.Outcome`'s ``action``,
+``verdict``, ``confidence`` and ``attempts`` (and ``review``, the reviewer's decision). Each
+check is a ``guardrail`` run tagged ``attempt:N``; each regenerating model call runs inside a
 ``guardrail.regenerate`` run whose input is ``{"attempt": N, "guidance": ...}``.
 
 Streamed model output gets the same check while it streams: :func:`guard_agent` (from
@@ -352,9 +374,10 @@ def guardrail_middleware(
 
     Args:
         guardrail: the checker (``Guardrail()`` by default).
-        on_fail: what a failed answer does: ``"regenerate"`` (back to the model with the
-            guidance, up to ``max_attempts`` answers), or an :class:`~chains.results.OnFail`
-            (``raise``, ``corrected``, ``annotated``, ``report``).
+        on_fail: what a failed answer does, an :class:`~chains.results.OnFail` or its value:
+            ``regenerate`` (back to the model with the guidance, up to ``max_attempts``
+            answers), ``raise``, ``corrected`` / ``annotated``
+            (:meth:`~chains.results.OnFail.fallback_text`) or ``report``.
         retriever: documents for the question, added to the tool results as evidence.
         knowledge_base: a knowledge base (handle or path) for fact validation.
         max_attempts: answers per question with ``on_fail="regenerate"`` (the first included).
