@@ -50,7 +50,8 @@ hold each rejected answer's report (6 KB of JSON or more). The report of the ans
 checked is at hand in the check itself, so the interrupt value (``ReviewRequest.report``),
 ``GuardrailRejected.report`` and the last of ``GuardrailRejected.attempts`` carry it whole; an
 earlier attempt in ``attempts`` has ``report=None`` and names its check run (``run_id``),
-whose output in the trace is its report (its guidance is the next attempt's ``guidance``).
+whose output in the trace is its report (what that report asked to fix is the next
+attempt's ``guidance``).
 The earlier reports are not kept elsewhere either: a middleware has no per-invoke place
 outside the graph state (each node gets its own copy of the config, the LangGraph runtime is
 frozen), and a table on the middleware would be mutable state shared by every thread.
@@ -151,13 +152,11 @@ def turn_evidence(
     return query, list(reversed(passages))
 
 
-def outcome(
-    report: GuardReport, attempts: int, review: str | None = None, run_id: str | None = None
-) -> dict[str, Any]:
+def outcome(report: GuardReport, attempts: int, review: str | None = None) -> dict[str, Any]:
     """The agent's outcome, shown on its top run (the ``"guardrail"`` key of its result):
     :class:`~chains.results.Outcome`'s ``action``, ``verdict``, ``confidence`` and
     ``attempts`` (as JSON), and ``review``, the reviewer's decision, after a pause."""
-    found = Outcome.of(report, attempts, run_id, delivered=True)
+    found = Outcome.of(report, attempts)
     shown: dict[str, Any] = found.model_dump(mode="json", include=set(OUTCOME_KEYS))
     if review is not None:
         shown["review"] = review
@@ -257,7 +256,7 @@ class GuardrailHook:
         )
         return {
             "messages": [checked],
-            "guardrail": outcome(report, attempt.number, review, attempt.run_id),
+            "guardrail": outcome(report, attempt.number, review),
             "guardrail_attempts": [],
             "guardrail_retry": None,
         }
