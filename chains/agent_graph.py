@@ -8,8 +8,9 @@ Hooks:
 
 - ``after_agent`` (``can_jump_to=["model"]``) checks the final answer once the model has
   written a turn without tool calls, and may send the agent back to the model;
-- ``wrap_model_call`` adds the pending guidance to the system message of the model calls of a
-  regeneration, each inside a ``guardrail.regenerate`` run (``{"attempt": N, "guidance": ...}``);
+- ``wrap_model_call`` adds the pending :class:`~chains.regenerate.Regeneration`'s ``message``
+  (the rejected answer and the guidance, the text every guarded chain shows the model) to the
+  system message of the model calls of a regeneration, each inside a ``guardrail.regenerate`` run (``{"attempt": N, "guidance": ...}``);
 - ``before_agent`` clears what an earlier, failed run of the thread left behind and, with
   ``human_review="interrupt"``, fails the first call without a checkpointer.
 """
@@ -26,8 +27,9 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from chains.agent_middleware import GuardrailHook
+from chains.agent_middleware import GuardrailHook, Tried
 from chains.agent_review import require_checkpointer
+from chains.regenerate import Regeneration
 
 
 class GuardrailAgentState(AgentState[Any]):
@@ -36,10 +38,13 @@ class GuardrailAgentState(AgentState[Any]):
     guardrail: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """The outcome of the last check (action, verdict, confidence, attempts, review): part of
     the agent's result, so its top run shows it."""
-    guardrail_attempts: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr]]
-    """This turn's rejected answers so far (number, guidance, answer, report JSON)."""
+    guardrail_attempts: NotRequired[Annotated[list[Tried], PrivateStateAttr]]
+    """This turn's rejected answers so far (number, guidance, answer, action, the id of the
+    ``guardrail`` run that checked it — not the report: every model call's traced input holds
+    the private state, see :mod:`chains.agent_middleware`)."""
     guardrail_retry: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-    """The pending regeneration: its attempt number, the guidance and the prompt text."""
+    """The pending regeneration: a :class:`~chains.regenerate.Regeneration` as JSON (attempt
+    number, rejected answer, guidance)."""
 
 
 def with_guidance(system: SystemMessage | None, prompt: str) -> SystemMessage:
@@ -56,21 +61,21 @@ def _answer_of(response: Any) -> str:
     return str(getattr(messages[0], "text", ""))
 
 
-def _pending(request: ModelRequest[Any]) -> dict[str, Any] | None:
+def _pending(request: ModelRequest[Any]) -> Regeneration | None:
     """The pending regeneration of the agent's state, if any."""
     retry = cast("dict[str, Any] | None", request.state.get("guardrail_retry"))
-    return retry or None
+    return Regeneration.model_validate(retry) if retry else None
 
 
-def _regeneration(retry: dict[str, Any]) -> tuple[dict[str, Any], RunnableConfig]:
+def _regeneration(regeneration: Regeneration) -> tuple[dict[str, Any], RunnableConfig]:
     """The traced input and config of a regenerating model call."""
-    number = retry["attempt"]
+    number = regeneration.number
     config: RunnableConfig = {
         "run_name": "guardrail.regenerate",
         "tags": [f"attempt:{number}"],
-        "metadata": {"guardrail_attempt": number},
+        "metadata": {"guardrail_attempt": number, "guardrail_guidance": regeneration.guidance},
     }
-    return {"attempt": number, "guidance": retry["guidance"]}, config
+    return {"attempt": number, "guidance": regeneration.guidance}, config
 
 
 class GuardrailAgentMiddleware(AgentMiddleware[GuardrailAgentState, Any, Any]):
@@ -109,7 +114,7 @@ class GuardrailAgentMiddleware(AgentMiddleware[GuardrailAgentState, Any, Any]):
         if retry is None:
             return handler(request)
         guided = request.override(
-            system_message=with_guidance(request.system_message, retry["prompt"])
+            system_message=with_guidance(request.system_message, retry.message)
         )
         made: list[ModelResponse[Any]] = []
 
@@ -130,7 +135,7 @@ class GuardrailAgentMiddleware(AgentMiddleware[GuardrailAgentState, Any, Any]):
         if retry is None:
             return await handler(request)
         guided = request.override(
-            system_message=with_guidance(request.system_message, retry["prompt"])
+            system_message=with_guidance(request.system_message, retry.message)
         )
         made: list[ModelResponse[Any]] = []
 

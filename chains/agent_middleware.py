@@ -19,26 +19,49 @@ base, if given. Then:
 - when the report has text to show, the message text becomes ``report.delivered_text`` —
   exactly what ``Guardrail.invoke`` delivers for this answer (the original, or the annotated
   text with its removals and repairs);
-- ``on_fail="regenerate"``: a ``regenerate`` outcome removes the answer from the messages
-  and jumps back to the model (``jump_to: "model"``); that model call — and any further model
-  call until the next answer is checked — gets the guidance (the rejected answer and what to
-  fix, :func:`chains.generation.format_guidance`) added to its system message, for that call
-  only: the thread's messages keep the user's question and the turn's tool results as they
-  were, so the regenerated answer is checked against the same evidence. After
-  ``max_attempts`` answers the loop is exhausted: ``GuardrailRejected`` (with ``attempts``), or
-  a pause with ``human_review="interrupt"``;
+- ``on_fail="regenerate"`` (:attr:`~chains.results.OnFail.REGENERATE`): a ``regenerate``
+  outcome removes the answer from the messages and jumps back to the model (``jump_to:
+  "model"``); that model call — and any further model call until the next answer is checked —
+  gets the :class:`~chains.regenerate.Regeneration`'s ``message`` (the rejected answer, quoted
+  as data, and :func:`~chains.regenerate.guidance_text` of its report: the text ``GuardedRAG``
+  and ``with_guardrail`` give) added to its system message, for that call only: the thread's
+  messages keep the user's question and the turn's tool results as they were, so the
+  regenerated answer is checked against the same evidence. After ``max_attempts`` answers the
+  loop is exhausted: ``GuardrailRejected`` (:func:`chains.regenerate.rejection`, with
+  ``attempts``), or a pause with ``human_review="interrupt"``;
 - ``human_review="interrupt"``: a ``human_review`` outcome (or regeneration exhausted) pauses
   the agent with a LangGraph ``interrupt`` (:mod:`chains.agent_review`), resumed with
   ``Command(resume={"type": "approve" | "edit" | "reject", ...})``; needs a checkpointer;
 - otherwise ``on_fail`` decides: ``raise`` (``GuardrailRejected``), ``corrected`` /
-  ``annotated`` text (``raise`` when that text is empty), or ``report`` (the text is kept and
-  marked as failed).
+  ``annotated`` text (:meth:`~chains.results.OnFail.fallback_text`: ``raise`` when nothing
+  checked is left to show — an empty text, or an answer that could not be checked), or
+  ``report`` (the text is kept and marked as failed).
+
+What follows a check is :func:`chains.regenerate.next_step` — the step of the loop every
+guarded chain shares — on the answer's :class:`~chains.results.Attempt`; the agent runs that
+loop across graph steps (check, jump to the model, check again) instead of in one call.
+
+What a turn keeps between its checks: the agent's private state (``guardrail_attempts``,
+``guardrail_retry``) holds, for each rejected answer, its number, the guidance it was written
+with, the answer, the action and the id of the ``guardrail`` run that checked it (a
+:class:`Tried`), and the pending :class:`~chains.regenerate.Regeneration` — never a report.
+LangGraph passes the whole state to every model call, whose traced inputs would otherwise
+hold each rejected answer's report (6 KB of JSON or more). The report of the answer being
+checked is at hand in the check itself, so the interrupt value (``ReviewRequest.report``),
+``GuardrailRejected.report`` and the last of ``GuardrailRejected.attempts`` carry it whole; an
+earlier attempt in ``attempts`` has ``report=None`` and names its check run (``run_id``),
+whose output in the trace is its report (what that report asked to fix is the next
+attempt's ``guidance``).
+The earlier reports are not kept elsewhere either: a middleware has no per-invoke place
+outside the graph state (each node gets its own copy of the config, the LangGraph runtime is
+frozen), and a table on the middleware would be mutable state shared by every thread.
 
 The report is attached to the delivered message as ``additional_kwargs["guardrail_report"]``
-(JSON; :func:`report_of` turns it back into a :class:`~guardrail.report.GuardReport`). The
-agent's result — the top run's output — holds the outcome under ``"guardrail"``: ``action``,
-``verdict``, ``confidence``, ``attempts`` (and ``review``, the reviewer's decision). Each check
-is a ``guardrail`` run tagged ``attempt:N``; each regenerating model call runs inside a
+(JSON; :func:`report_of`, the same function as :func:`chains.results.report_of`, turns it back
+into a :class:`~guardrail.report.GuardReport`). The agent's result — the top run's output —
+holds the outcome under ``"guardrail"``: :class:`~chains.results.Outcome`'s ``action``,
+``verdict``, ``confidence`` and ``attempts`` (and ``review``, the reviewer's decision). Each
+check is a ``guardrail`` run tagged ``attempt:N``; each regenerating model call runs inside a
 ``guardrail.regenerate`` run whose input is ``{"attempt": N, "guidance": ...}``.
 
 Streamed model output gets the same check while it streams: :func:`guard_agent` (from
@@ -56,8 +79,8 @@ Example::
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Any, Literal, Never
+from typing import Any, Literal, Never, NotRequired, TypedDict
+from uuid import uuid4
 
 from langchain_core.messages import (
     AIMessage,
@@ -72,17 +95,18 @@ from langchain_core.runnables.config import merge_configs
 from chains.agent_review import delivered, parse_decision, review_request
 from chains.agent_streaming import GuardedAgent, guard_agent
 from chains.drive import Call, Driven, Logic
-from chains.generation import format_guidance
-from chains.results import Attempt, OnFail
+from chains.regenerate import LoopEnd, LoopStep, Regeneration, StepKind, next_step, rejection
+from chains.results import REPORT_KEY, Attempt, OnFail, Outcome, report_of
 from guardrail.errors import ConfigError, GuardrailRejected, MissingDependencyError
 from guardrail.inputs import Passage
 from guardrail.pipeline import Guardrail
-from guardrail.report import Action, GuardReport
+from guardrail.report import GuardReport
 
 __all__ = [
     "Evidence",
     "GuardedAgent",
     "GuardrailHook",
+    "Tried",
     "guard_agent",
     "guardrail_middleware",
     "outcome",
@@ -94,8 +118,22 @@ Evidence = Literal["turn", "thread"]
 """Which tool results are the evidence of an answer: those since the last user message
 (``turn``), or every tool result of the thread (``thread``)."""
 
-#: The ``on_fail`` value that regenerates with guidance.
-REGENERATE = "regenerate"
+#: The keys of the agent's outcome (the ``"guardrail"`` key of its result), besides ``review``.
+OUTCOME_KEYS = frozenset({"action", "verdict", "confidence", "attempts"})
+
+
+class Tried(TypedDict):
+    """A rejected answer of this turn, as the agent's private state keeps it (no report: the
+    report is the output of the ``guardrail`` run ``run_id`` in the trace)."""
+
+    number: int
+    guidance: str | None
+    """The guidance the answer was written with (``None`` on attempt 1)."""
+    answer: str
+    action: str
+    """The guardrail's action for the answer (``regenerate``: only that leads to another try)."""
+    run_id: NotRequired[str | None]
+    """The ``guardrail`` run that checked the answer."""
 
 
 def turn_evidence(
@@ -114,31 +152,37 @@ def turn_evidence(
     return query, list(reversed(passages))
 
 
-def report_of(message: BaseMessage) -> GuardReport | None:
-    """The :class:`~guardrail.report.GuardReport` the middleware attached to ``message``
-    (``None`` when it carries none)::
-
-        report = report_of(agent.invoke(...)["messages"][-1])
-    """
-    found = message.additional_kwargs.get("guardrail_report")
-    return None if found is None else GuardReport.model_validate(found)
-
-
 def outcome(report: GuardReport, attempts: int, review: str | None = None) -> dict[str, Any]:
-    """The agent's outcome, shown on its top run (the ``"guardrail"`` key of its result)."""
-    found: dict[str, Any] = {
-        "action": report.action.value,
-        "verdict": report.verdict.label.value,
-        "confidence": report.confidence,
-        "attempts": attempts,
-    }
+    """The agent's outcome, shown on its top run (the ``"guardrail"`` key of its result):
+    :class:`~chains.results.Outcome`'s ``action``, ``verdict``, ``confidence`` and
+    ``attempts`` (as JSON), and ``review``, the reviewer's decision, after a pause."""
+    found = Outcome.of(report, attempts)
+    shown: dict[str, Any] = found.model_dump(mode="json", include=set(OUTCOME_KEYS))
     if review is not None:
-        found["review"] = review
-    return found
+        shown["review"] = review
+    return shown
 
 
-def _on_fail_value(on_fail: OnFail | str) -> str:
-    return str(on_fail.value) if isinstance(on_fail, Enum) else str(on_fail)
+def attempt_of(tried: Tried) -> Attempt:
+    """The :class:`~chains.results.Attempt` of an earlier answer of the turn (its report is
+    not kept: ``run_id`` names the ``guardrail`` run whose output it is)."""
+    return Attempt(
+        number=tried["number"],
+        guidance=tried["guidance"],
+        answer=tried["answer"],
+        run_id=tried.get("run_id"),
+    )
+
+
+def tried_of(attempt: Attempt) -> Tried:
+    """What the agent's state keeps of a rejected :class:`~chains.results.Attempt`."""
+    return Tried(
+        number=attempt.number,
+        guidance=attempt.guidance,
+        answer=attempt.answer,
+        action=attempt.action.value,
+        run_id=attempt.run_id,
+    )
 
 
 class GuardrailHook:
@@ -156,13 +200,12 @@ class GuardrailHook:
         human_review: Literal["interrupt"] | None = None,
         evidence: Evidence = "turn",
     ) -> None:
-        value = _on_fail_value(on_fail)
-        self.regenerate = value == REGENERATE
         try:
-            self.on_fail = OnFail.RAISE if self.regenerate else OnFail(value)
+            self.on_fail = OnFail(on_fail)
         except ValueError:
-            choices = [m.value for m in OnFail] + [REGENERATE]
-            raise ConfigError(f"on_fail must be one of {choices}, not {value!r}") from None
+            choices = [m.value for m in OnFail]
+            raise ConfigError(f"on_fail must be one of {choices}, not {on_fail!r}") from None
+        self.regenerate = self.on_fail is OnFail.REGENERATE
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ConfigError(f"max_attempts must be an integer >= 1, not {max_attempts!r}")
         if human_review not in (None, "interrupt"):
@@ -196,11 +239,12 @@ class GuardrailHook:
     # --- what the check leads to (state updates) ------------------------------------------
 
     def deliver(
-        self, message: AIMessage, report: GuardReport, text: str, attempts: int,
-        review: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+        self, message: AIMessage, attempt: Attempt, text: str, review: str | None = None
+    ) -> dict[str, Any]:
         """The state update replacing the answer message (same id) with ``text``."""
-        extra = {**message.additional_kwargs, "guardrail_report": report.model_dump(mode="json")}
+        report = attempt.report
+        assert report is not None
+        extra = {**message.additional_kwargs, REPORT_KEY: report.model_dump(mode="json")}
         if review is not None:
             extra["guardrail_review"] = review
         checked = AIMessage(
@@ -212,67 +256,44 @@ class GuardrailHook:
         )
         return {
             "messages": [checked],
-            "guardrail": outcome(report, attempts, review),
+            "guardrail": outcome(report, attempt.number, review),
             "guardrail_attempts": [],
             "guardrail_retry": None,
         }
 
     def again(
-        self, message: AIMessage, report: GuardReport, attempts: list[dict[str, Any]]
+        self, message: AIMessage, attempt: Attempt, tried: list[Tried], step: LoopStep
     ) -> dict[str, Any]:
         """The state update that removes the rejected answer and sends the agent back to the
-        model; ``guardrail_retry`` holds the guidance that the next model calls get in their
-        system message (:func:`chains.generation.format_guidance`'s text)."""
-        guidance = getattr(report.recommendation, "guidance", "") or ""
-        retry = {
-            "attempt": len(attempts) + 1,
-            "guidance": guidance,
-            "prompt": format_guidance(message.text, guidance).strip(),
-        }
+        model; ``guardrail_retry`` holds the :class:`~chains.regenerate.Regeneration` (as
+        JSON) whose ``message`` the next model calls get in their system message."""
+        regeneration = Regeneration(
+            number=attempt.number + 1, rejected=attempt.answer, guidance=step.guidance or ""
+        )
         return {
             "messages": [RemoveMessage(id=str(message.id))],
-            "guardrail_attempts": attempts,
-            "guardrail_retry": retry,
+            "guardrail_attempts": [*tried, tried_of(attempt)],
+            "guardrail_retry": regeneration.model_dump(mode="json"),
             "jump_to": "model",
         }
 
-    def fallback(self, message: AIMessage, report: GuardReport) -> dict[str, Any]:
-        """The state update for a failed answer that neither regenerates nor pauses."""
-        if self.on_fail is OnFail.CORRECTED:
-            text = report.corrected
-        elif self.on_fail is OnFail.ANNOTATED:
-            text = report.annotated
-        elif self.on_fail is OnFail.REPORT:
-            text = message.text
+    def fallback(self, message: AIMessage, attempt: Attempt) -> dict[str, Any]:
+        """The state update for a failed answer that neither regenerates nor pauses: ``report``
+        keeps the text; ``corrected`` / ``annotated`` deliver
+        :meth:`~chains.results.OnFail.fallback_text`; ``raise`` — or nothing checked left to
+        show — raises ``GuardrailRejected``."""
+        report = attempt.report
+        assert report is not None
+        if self.on_fail is OnFail.REPORT:
+            text: str | None = message.text
         else:
-            text = ""
-        if not text.strip():
+            text = self.on_fail.fallback_text(report)
+        if text is None or not text.strip():
+            left = "" if self.on_fail is OnFail.RAISE else "; nothing checked is left to show"
             raise GuardrailRejected(
-                f"the guardrail rejected the agent's answer ({report.action.value})", report
+                f"the guardrail rejected the agent's answer ({report.action.value}){left}", report
             )
-        return self.deliver(message, report, text, 1)
-
-    def exhausted(self, report: GuardReport, attempts: list[dict[str, Any]]) -> Never:
-        """Raise ``GuardrailRejected`` carrying every attempt of the turn."""
-        tried = [
-            Attempt(
-                number=a["number"],
-                guidance=a["guidance"],
-                answer=a["answer"],
-                report=GuardReport.model_validate(a["report"]),
-            )
-            for a in attempts[:-1]
-        ]
-        last = attempts[-1]
-        tried.append(Attempt(number=last["number"], guidance=last["guidance"],
-                             answer=last["answer"], report=report))  # fmt: skip
-        error = GuardrailRejected(
-            f"the guardrail rejected the agent's answer {len(tried)} time(s) "
-            f"(last: {report.action.value})",
-            report,
-        )
-        error.attempts = tried  # type: ignore[attr-defined]
-        raise error
+        return self.deliver(message, attempt, text)
 
     # --- the check ----------------------------------------------------------------------
 
@@ -280,46 +301,54 @@ class GuardrailHook:
         self, state: Any, config: RunnableConfig | None = None
     ) -> Logic[Never, dict[str, Any] | None]:
         """Check the final answer in ``state``; the state update it leads to (``None``: no
-        final answer to check). May raise ``GuardrailRejected`` or pause (``interrupt``)."""
+        final answer to check). What follows the check is :func:`chains.regenerate.next_step`
+        — the step every guarded chain's loop takes. May raise ``GuardrailRejected``
+        (:func:`chains.regenerate.rejection`) or pause (``interrupt``)."""
         messages = list(state["messages"])
         data = yield from self.guard_input(messages)
-        retry = state.get("guardrail_retry") or {}
+        retry = state.get("guardrail_retry") or None
         if data is None:  # no final answer to check: no outcome (nor one of an earlier turn)
             reset: dict[str, Any] = (
                 {"guardrail_retry": None, "guardrail_attempts": []} if retry else {}
             )
             return {"guardrail": None, **reset} if state.get("guardrail") or reset else None
         answer: AIMessage = messages[-1]
-        attempts = list(state.get("guardrail_attempts") or [])
-        number = len(attempts) + 1
-        guidance = retry.get("guidance")
+        tried: list[Tried] = list(state.get("guardrail_attempts") or [])
+        number = len(tried) + 1
+        pending = Regeneration.model_validate(retry) if retry else None
+        run_id = uuid4()
         child = merge_configs(
             config or {},
             {"tags": [f"attempt:{number}"], "metadata": {"guardrail_attempt": number}},
         )
+        child["run_id"] = run_id
         report: GuardReport = yield Call(
             self.guardrail.invoke, self.guardrail.ainvoke, (data, child)
         )
-        attempts.append(
-            {"number": number, "guidance": guidance, "answer": answer.text,
-             "report": report.model_dump(mode="json")}
-        )  # fmt: skip
-        if (text := report.delivered_text) is not None:
-            return self.deliver(answer, report, text, number)
-        regenerates = self.regenerate and report.action is Action.REGENERATE
-        if regenerates and number < self.max_attempts:
-            return self.again(answer, report, attempts)
+        attempt = Attempt(
+            number=number,
+            guidance=pending.guidance if pending is not None else None,
+            answer=answer.text,
+            report=report,
+            run_id=str(run_id),
+        )
+        step = next_step(attempt, self.max_attempts)
+        if step.kind is StepKind.DELIVER:
+            assert step.text is not None
+            return self.deliver(answer, attempt, step.text)
+        if step.kind is StepKind.REGENERATE:
+            return self.again(answer, attempt, tried, step)
+        exhausted = self.regenerate and step.exhausted
         if self.human_review == "interrupt":
             from langgraph.types import interrupt
 
-            request = review_request(report, data["query"], answer.text, number, regenerates)
+            request = review_request(report, data["query"], answer.text, number, exhausted)
             decision = parse_decision(interrupt(request.model_dump(mode="json")))
-            return self.deliver(
-                answer, report, delivered(decision, answer.text), number, decision.type
-            )
+            text = delivered(decision, answer.text)
+            return self.deliver(answer, attempt, text, decision.type)
         if self.regenerate:
-            self.exhausted(report, attempts)
-        return self.fallback(answer, report)
+            raise rejection(LoopEnd((*map(attempt_of, tried), attempt), step))
+        return self.fallback(answer, attempt)
 
     def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any] | None:
         return Driven(self.check(state, config)).run()
@@ -344,9 +373,10 @@ def guardrail_middleware(
 
     Args:
         guardrail: the checker (``Guardrail()`` by default).
-        on_fail: what a failed answer does: ``"regenerate"`` (back to the model with the
-            guidance, up to ``max_attempts`` answers), or an :class:`~chains.results.OnFail`
-            (``raise``, ``corrected``, ``annotated``, ``report``).
+        on_fail: what a failed answer does, an :class:`~chains.results.OnFail` or its value:
+            ``regenerate`` (back to the model with the guidance, up to ``max_attempts``
+            answers), ``raise``, ``corrected`` / ``annotated``
+            (:meth:`~chains.results.OnFail.fallback_text`) or ``report``.
         retriever: documents for the question, added to the tool results as evidence.
         knowledge_base: a knowledge base (handle or path) for fact validation.
         max_attempts: answers per question with ``on_fail="regenerate"`` (the first included).

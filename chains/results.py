@@ -79,7 +79,8 @@ DELIVERABLE: frozenset[Action] = frozenset(
 
 
 class Attempt(BaseModel):
-    """One generate → check round of a regenerate loop (the guarded RAG chain, a wrapped chain)."""
+    """One generate → check round of a regenerate loop (the guarded RAG chain, a wrapped chain,
+    the agent middleware)."""
 
     number: int
     """1-based attempt number."""
@@ -88,7 +89,9 @@ class Attempt(BaseModel):
     answer: str
     """What the chat model answered."""
     report: GuardReport | None = None
-    """The guardrail's report on ``answer`` (``None`` when the answer was empty)."""
+    """The guardrail's report on ``answer`` (``None`` when the answer was empty; also for the
+    earlier attempts in the agent middleware's ``GuardrailRejected.attempts``, whose reports
+    the agent does not keep: ``run_id`` names the check run whose output it is)."""
     error: str | None = None
     """Why the answer could not be checked (e.g. the model returned nothing)."""
     run_id: str | None = None

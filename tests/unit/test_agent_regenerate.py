@@ -9,6 +9,7 @@ contradicted by the evidence, the right one entailed; the decision follows from 
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -18,6 +19,8 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from pydantic import Field
 
 from chains.agent_middleware import guardrail_middleware, report_of
+from chains.regenerate import Regeneration, guidance_text
+from chains.results import Attempt, OnFail
 from guardrail.errors import ConfigError, GuardrailRejected, InputError
 from guardrail.report import ClaimStatus, GuardReport
 from guardrail.tracing import RunTreeCollector
@@ -34,6 +37,7 @@ EVIDENCE = "The project review meeting with John Smith is on Thursday at 10:00 i
 QUESTION = "Where is the project review meeting with John Smith?"
 WRONG = "The project review meeting with John Smith is in room 9C."
 RIGHT = "The project review meeting with John Smith is in room 4B."
+SUPPORTED = "The project review meeting with John Smith is on Thursday at 10:00."
 
 
 class ScriptedToolModel(GenericFakeChatModel):
@@ -70,7 +74,13 @@ def checker() -> Any:
     entailed (and any other pair neutral)."""
     from guardrail.verifiers.scripted import ScriptedVerifier
 
-    verifier = ScriptedVerifier({(None, WRONG): "contradiction", (None, RIGHT): "entailment"})
+    verifier = ScriptedVerifier(
+        {
+            (None, WRONG): "contradiction",
+            (None, RIGHT): "entailment",
+            (None, SUPPORTED): "entailment",
+        }
+    )
     return guard_with(verifier)
 
 
@@ -135,7 +145,7 @@ def test_a_regeneration_may_look_things_up_again(checker: Any) -> None:
 
 async def test_ainvoke_regenerates_the_same_way(checker: Any) -> None:
     llm = model(call_lookup(), WRONG, RIGHT)
-    middleware = guardrail_middleware(checker, on_fail="regenerate")
+    middleware = guardrail_middleware(checker, on_fail=OnFail.REGENERATE)  # the enum works too
     out = await create_agent(llm, tools=[lookup], middleware=[middleware]).ainvoke(ask())
     assert out["messages"][-1].content == RIGHT and out["guardrail"]["attempts"] == 2
     assert WRONG in system_text(llm.seen[2])
@@ -145,13 +155,26 @@ def test_exhausted_regeneration_raises_with_every_attempt(checker: Any) -> None:
     llm = model(call_lookup(), WRONG, WRONG)
     middleware = guardrail_middleware(checker, on_fail="regenerate", max_attempts=2)
     agent = create_agent(llm, tools=[lookup], middleware=[middleware])
+    collector = RunTreeCollector()
     with pytest.raises(GuardrailRejected) as caught:
-        agent.invoke(ask())
-    attempts = caught.value.attempts  # type: ignore[attr-defined]
+        agent.invoke(ask(), {"callbacks": [collector]})
+    attempts = caught.value.attempts
+    assert all(isinstance(a, Attempt) for a in attempts)
     assert [a.number for a in attempts] == [1, 2] and [a.answer for a in attempts] == [WRONG] * 2
-    assert attempts[0].guidance is None and attempts[1].guidance
     assert all(a.action.value == "regenerate" for a in attempts)
     assert len(llm.seen) == 3  # the tool call and two answers: no third answer
+    # the error every guarded chain raises when its loop runs out (chains.regenerate.rejection)
+    assert str(caught.value).startswith(
+        "the guardrail rejected every answer: No acceptable answer after 2 attempt(s)"
+    )
+    # the last report is carried whole; an earlier one is named by the check run it came from
+    [root] = collector.roots
+    checks = root.find("guardrail")
+    assert [a.run_id for a in attempts] == [str(c.id) for c in checks]
+    first, last = (c.output for c in checks)
+    assert caught.value.report is attempts[1].report and attempts[1].report is not None
+    assert same(attempts[1].report, last) and attempts[0].report is None
+    assert attempts[0].guidance is None and attempts[1].guidance == guidance_text(first)
 
 
 def test_the_guidance_is_for_that_question_only(checker: Any) -> None:
@@ -318,6 +341,51 @@ def test_the_trace_shows_the_outcome_and_each_attempt(checker: Any) -> None:
     assert "room 9C" in regen.inputs["guidance"]
     assert regen.outputs == {"answer": RIGHT}
     assert [c.run_type for c in regen.children] == ["llm"]  # the model call runs inside it
+    # the guidance and the message the model is shown are the shared loop's
+    assert regen.inputs["guidance"] == guidance_text(first)
+    shown = Regeneration(number=2, rejected=WRONG, guidance=guidance_text(first)).message
+    assert system_text(llm.seen[2]).endswith(shown)
+
+
+def test_the_model_calls_trace_no_report(checker: Any) -> None:
+    """The agent's private state — part of every model call's traced input — keeps what the
+    loop needs of a rejected answer (number, guidance, answer, action, check run), not its
+    report."""
+    llm = model(call_lookup(), WRONG, RIGHT)
+    middleware = guardrail_middleware(checker, on_fail="regenerate")
+    agent = create_agent(llm, tools=[lookup], middleware=[middleware])
+    collector = RunTreeCollector()
+    agent.invoke(ask(), {"callbacks": [collector]})
+    [root] = collector.roots
+    calls = root.find("model")
+    assert len(calls) == 3
+    regenerating = calls[2].inputs or {}
+    [tried] = regenerating["guardrail_attempts"]
+    assert set(tried) == {"number", "guidance", "answer", "action", "run_id"}
+    assert tried["number"] == 1 and tried["answer"] == WRONG and tried["action"] == "regenerate"
+    assert tried["run_id"] == str(root.find("guardrail")[0].id)
+    pending = Regeneration.model_validate(regenerating["guardrail_retry"])
+    assert pending.number == 2 and pending.rejected == WRONG and "room 9C" in pending.guidance
+    for call in calls:
+        shown = json.dumps(call.inputs, default=str)
+        assert "recommendation" not in shown and "claims" not in shown
+        assert len(shown) < 3000, len(shown)
+
+
+@pytest.mark.parametrize("on_fail", ["corrected", "annotated"])
+def test_a_failed_answer_delivers_its_checked_part(checker: Any, on_fail: str) -> None:
+    """``corrected`` / ``annotated`` deliver ``OnFail.fallback_text`` of the report (here the
+    supported sentence, the contradicted one removed), as a wrapped chain does."""
+    mixed = f"{SUPPORTED} {WRONG}"
+    llm = model(call_lookup(), mixed)
+    middleware = guardrail_middleware(checker, on_fail=on_fail)
+    out = create_agent(llm, tools=[lookup], middleware=[middleware]).invoke(ask())
+    last = out["messages"][-1]
+    report = report_of(last)
+    assert report is not None and report.original == mixed and report.delivered_text is None
+    assert last.content == OnFail(on_fail).fallback_text(report)
+    assert WRONG not in last.content and SUPPORTED in last.content
+    assert out["guardrail"]["action"] == "regenerate" and out["guardrail"]["attempts"] == 1
 
 
 class StubClient:

@@ -57,11 +57,20 @@ def test_rejected_answer_raises() -> None:
         agent(blocked, "raise").invoke(  # type: ignore[attr-defined]
             {"messages": [{"role": "user", "content": "When is the meeting?"}]}
         )
-    out = agent(blocked, "annotated").invoke(  # type: ignore[attr-defined]
+    # an answer that could not be checked is never delivered as annotated (OnFail.fallback_text,
+    # as with_guardrail): annotated behaves as raise
+    with pytest.raises(GuardrailRejected, match="nothing checked is left to show") as caught:
+        agent(blocked, "annotated").invoke(  # type: ignore[attr-defined]
+            {"messages": [{"role": "user", "content": "When is the meeting?"}]}
+        )
+    assert caught.value.report.verdict.label.value == "UNVERIFIED"
+    out = agent(blocked, "report").invoke(  # type: ignore[attr-defined]
         {"messages": [{"role": "user", "content": "When is the meeting?"}]}
     )
+    assert out["messages"][-1].content == "It is on Thursday at 10:00."  # kept, marked failed
     report = out["messages"][-1].additional_kwargs["guardrail_report"]
     assert report["recommendation"]["action"] == "human_review"
+    assert out["guardrail"]["action"] == "human_review"
 
 
 # --- streamed answers ---------------------------------------------------------------------
@@ -161,3 +170,23 @@ async def test_streamed_agent_awaits_its_retriever(checker: Guardrail) -> None:
     checks = [i for i in items if isinstance(i, SentenceCheck)]
     assert asked == ["When and where is the meeting with John?"]
     assert [c.passed for c in checks][:2] == [True, True]  # room 9C is in the retrieved text
+
+
+def test_the_agent_shares_report_of_and_on_fail() -> None:
+    """One ``report_of`` (``chains.results``'s, importable from the agent middleware), and the
+    agent's ``on_fail`` is an ``OnFail``: the enum, or its value."""
+    import chains
+    from chains import agent_middleware, results
+    from chains.agent_middleware import GuardrailHook
+    from chains.results import OnFail
+    from guardrail.errors import ConfigError
+
+    assert agent_middleware.report_of is results.report_of is chains.report_of
+    guard = Guardrail(ACCEPT_ALL)
+    for value in (OnFail.REGENERATE, "regenerate"):
+        hook = GuardrailHook(guard, value, None, None, max_attempts=2)
+        assert hook.on_fail is OnFail.REGENERATE and hook.regenerate and hook.max_attempts == 2
+    once = GuardrailHook(guard, "annotated", None, None, max_attempts=3)
+    assert once.on_fail is OnFail.ANNOTATED and not once.regenerate and once.max_attempts == 1
+    with pytest.raises(ConfigError, match=r"'regenerate'.*not 'retry'"):
+        GuardrailHook(guard, "retry", None, None)
