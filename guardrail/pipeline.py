@@ -455,7 +455,8 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         from guardrail.text.language import dialogue_context, response_language
 
         context = dialogue_context([t.text for t in data.dialogue.turns])
-        language = response_language(data.response, data.query, context)
+        sample = "\n".join(p.text for p in data.passages[:3])
+        language = response_language(data.response, data.query, context, sample)
         parses = Parses()
         doc = self._parse(text, language, self._ahead(data), parses)
         return PipelineState(input=data, language=language, doc=doc, parses=parses)

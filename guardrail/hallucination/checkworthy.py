@@ -28,11 +28,13 @@ from guardrail.text.mentions import find_mentions
 _I = re.IGNORECASE
 
 _GREETING = re.compile(
-    r"^(hi|hello|hey|greetings|good (morning|afternoon|evening|day)|dear \w+|welcome)\b[\w\s,]*[.!]*$",
+    r"^(hi|hello|hey|greetings|good (morning|afternoon|evening|day)|dear \w+|welcome)\b[\w\s,]*"
+    r"(i'?m (good|fine|great|well|ok|okay|doing (well|good|great|fine))\b[\w\s,]*)?[.!]*$",
     _I,
 )
 _ACK = re.compile(
     r"^(sure|certainly|of course|absolutely|okay|ok|alright|yes|no|indeed|great|got it|"
+    r"(i'?m )?(fine|good|well|doing (well|good|great|fine))(,? thanks?( you)?)?|"
     r"(that'?s a |what a )?(great|good|excellent|interesting) question|thanks?( you)?( so much)?|"
     r"you'?re welcome|no problem|happy to help|glad (to|i could) help|my pleasure|"
     r"i('d| would) be (happy|glad) to help)( with that)?[.!]*$",
@@ -64,12 +66,14 @@ _ASSISTANT = re.compile(
     _I,
 )
 _HEDGE = re.compile(
-    r"^(i'?m not (sure|certain)|i do(n'?| no)t know|i cannot (say|be (sure|certain))|"
+    r"^((i'?m )?not (quite |really |too |so )?(sure|certain)|i do(n'?| no)t know|i cannot (say|be (sure|certain))|"
     r"it'?s hard to say|it depends|that depends|hard to tell|i have no (information|idea)|"
     r"i('?m| am) unable to (answer|say|determine))\b"
     r"(?![^.!?]*\b(?:but|however|though|although|yet)\b)[^.!?]*[.!]*$",
     _I,
 )
+_CHAT_OPENER = re.compile(r"^(?:lol|haha+|hah|hmm+|um+|uh|oh|ah|well|wow)\b[\s,!.]+", _I)
+"""A chat interjection before the sentence proper ("lol not quite sure..")."""
 _OPINION = re.compile(
     r"^(i think|i believe|i feel|in my (opinion|view)|personally|i would say|i'?d say|"
     r"i (really )?(like|love|enjoy|prefer))\b",
@@ -97,6 +101,8 @@ def not_checkworthy_reason(text: str, language: str | None = "en") -> str | None
     if s.endswith("?"):
         return "a question, not a statement"
     bare = s.strip("*_#>-•· \"'“”")
+    rest = _CHAT_OPENER.sub("", bare)
+    bare = rest if rest.strip(" .!,") else bare
     words = bare.split()
     if _GREETING.match(bare) and len(words) <= 8:
         return "a greeting"

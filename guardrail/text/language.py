@@ -113,14 +113,25 @@ def english_by_words(text: str) -> bool:
     return known * 2 >= len(words)
 
 
-def response_language(response: str, query: str = "", context: str = "") -> str | None:
-    """Language of a response; a response too short to tell borrows the language of the query
-    and the dialogue ``context`` around it. A short reply whose words are English
+EVIDENCE_SAMPLE_CHARS = 600
+"""How much of the evidence the fallback reads (its language, not its content, is wanted)."""
+
+
+def response_language(
+    response: str, query: str = "", context: str = "", evidence: str = ""
+) -> str | None:
+    """Language of a response; a response too short to tell borrows the language of the query,
+    the dialogue ``context`` around it and the ``evidence`` it is checked against (its first
+    ``EVIDENCE_SAMPLE_CHARS`` characters: "yes, batman beats all evil" cannot be told alone,
+    but is checked against English passages about Batman). A short reply whose words are English
     (:func:`english_by_words`) is English unless the dialogue around it is long enough to
     tell and in another language: a short text gives the detector too little to go on ("Yes, I do." scores as
     Frisian)."""
     around = "\n".join(t for t in (context, query) if t.strip())
     fallback = detect_language(f"{around}\n{response}") if around else None
+    if fallback is None and evidence.strip():
+        sample = evidence[:EVIDENCE_SAMPLE_CHARS]
+        fallback = detect_language(f"{around}\n{sample}\n{response}")
     found = detect_language(response, fallback=fallback)
     if (
         found != "en"

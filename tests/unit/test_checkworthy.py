@@ -14,6 +14,9 @@ from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.report import ClaimStatus, VerdictLabel
 
 NOT_CHECKWORTHY = [
+    "fine thank you!",  # chat replies, as dialogue data writes them
+    "hello i'm good.",
+    "lol not quite sure..",
     "Hello!",
     "Hi there, thanks for reaching out.",
     "Sure!",
@@ -47,6 +50,8 @@ CHECKWORTHY = [
     "Here is the answer: Paris is the capital of France.",
     "I don't know, but the participants are mostly women.",  # a hedge that goes on to state
     "I'm not sure, however the first games were held in Paris.",
+    "Hello, I'm Anna from Acme in Berlin.",
+    "Oh, the film came out in 1990.",
     "In summary, the company was founded in 1998 by Larry Page and Sergey Brin.",
     "AlphaCodium was released by Google in 2024.",
     "It uses reinforcement learning to train the model.",

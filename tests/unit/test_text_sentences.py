@@ -128,6 +128,17 @@ def test_short_replies_in_other_languages_are_not_read_as_english(reply: str) ->
     assert not english_by_words(reply)
 
 
+def test_a_reply_too_short_to_tell_takes_the_evidence_language() -> None:
+    from guardrail.text.language import response_language
+
+    evidence = (
+        "Batman is a superhero who appears in American comic books published by DC Comics. "
+        "He fights crime in Gotham City."
+    )
+    assert response_language("yes, batman beats all evil", "Yes . I agree .") is None
+    assert response_language("yes, batman beats all evil", "Yes . I agree .", "", evidence) == "en"
+
+
 def test_a_short_english_looking_reply_keeps_a_long_dialogues_language() -> None:
     from guardrail.text.language import response_language
 
