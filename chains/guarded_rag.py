@@ -98,6 +98,16 @@ def _question_of(value: Any) -> tuple[str, dict[str, Any]]:
     return question, extra
 
 
+def _is_a_whole_chain(llm: Any) -> bool:
+    """Whether ``llm`` is a chain that starts by building its own prompt (a prompt template or
+    a map of inputs first), which cannot take the prompt GuardedRAG hands its model."""
+    from langchain_core.prompts import BasePromptTemplate
+    from langchain_core.runnables import RunnableParallel, RunnableSequence
+
+    first = llm.first if isinstance(llm, RunnableSequence) else llm
+    return isinstance(first, BasePromptTemplate | RunnableParallel)
+
+
 class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnswer]):
     """Retrieval-augmented generation whose answers are checked before they are returned.
 
@@ -137,6 +147,14 @@ class GuardedRAG(StreamsThroughGuard, Runnable[str | dict[str, Any], GuardedAnsw
         )
         if llm is None:
             llm = default_chat_model()
+        if _is_a_whole_chain(llm):
+            raise ConfigError(
+                "GuardedRAG's llm is a chat model: it gets GuardedRAG's own prompt (the question "
+                "and the retrieved passages), not your chain's input. To regenerate inside a chain "
+                "of your own, wrap it: with_guardrail(chain, on_fail='regenerate', "
+                "retriever=...) with guided(model) in place of the model (see the how-to "
+                "'Wrap an existing LangChain app')"
+            )
         self.llm = llm
         self.model_name = model_id(llm)
         self.fallback = is_fallback(llm)

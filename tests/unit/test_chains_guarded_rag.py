@@ -205,3 +205,16 @@ def test_bad_input_and_config_are_typed_errors() -> None:
         rag.invoke(42)
     with pytest.raises(ConfigError):
         GuardedRAG(retriever(), llm, guardrail=guard(), max_attempts=0)
+
+
+def test_a_whole_chain_as_the_model_is_a_config_error_naming_the_way() -> None:
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    llm = FakeListChatModel(responses=["The meeting is on Thursday at 10:00."])
+    prompt = ChatPromptTemplate.from_messages([("system", "{context}"), ("human", "{question}")])
+    with pytest.raises(ConfigError, match="with_guardrail"):
+        GuardedRAG(retriever(), llm=prompt | llm | StrOutputParser(), guardrail=guard())
+    # a model with a parser after it is still a model
+    rag = GuardedRAG(retriever(), llm=llm | StrOutputParser(), guardrail=guard(**ALWAYS_ACCEPT))
+    assert rag.invoke("When is the meeting with John?").answer.startswith("The meeting")
