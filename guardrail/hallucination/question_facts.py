@@ -282,6 +282,8 @@ def yes_no_proposition(question: Any, yes: bool) -> str | None:
         return None  # alternatives and coordinated parts: where the subject ends is not read
     aux, body = tokens[0], tokens[1:-1]
     subject = _do_subject(body) if aux.lower_ in ("do", "does", "did") else _noun_phrase(body)
+    if aux.lower_ in _BE and subject:
+        subject = _passive_subject(body, subject)
     if not subject or subject >= len(body) or body[subject].lower_ in ("of", "'s"):
         return None  # no subject, no predicate, or a name that goes on ("Kings of Leon")
     doc = aux.doc
@@ -295,11 +297,31 @@ def yes_no_proposition(question: Any, yes: bool) -> str | None:
 
 
 def _do_subject(body: Sequence[Any]) -> int:
-    """Tokens before the main verb of "did X move …" (0 when there is none)."""
+    """Tokens before the main verb of "did X move …"; when the tagger reads no verb ("does the
+    library open at 9am": "open" as an adjective), the noun phrase the question opens with."""
     for k, t in enumerate(body):
         if t.pos_ == "VERB":
             return k
-    return 0
+    return _noun_phrase(body)
+
+
+_BE = {"is", "are", "was", "were", "am"}
+
+
+def _passive_subject(body: Sequence[Any], subject: int) -> int:
+    """The subject of "was X directed by …" reaches the participle when only words of a name
+    stand between ("Was Home Alone directed by Chris Columbus?": the tagger ends the noun
+    phrase at "Home")."""
+    for k in range(subject, len(body)):
+        t = body[k]
+        if t.tag_ == "VBN":
+            return k if k > subject else subject
+        if (
+            t.pos_ in ("ADP", "DET", "VERB", "AUX", "PRON", "NUM", "PART")
+            or not t.text[:1].isupper()
+        ):
+            return subject
+    return subject
 
 
 def _noun_phrase(body: Sequence[Any]) -> int:

@@ -271,6 +271,16 @@ def test_a_reply_that_says_more_is_not_a_bare_yes_or_no(reply: str) -> None:
             "All the rooms are booked.",
             "It is not true that all the rooms are booked.",
         ),
+        (
+            "Was Home Alone directed by Chris Columbus?",  # the name reaches the participle
+            "Home Alone was directed by Chris Columbus.",
+            "Home Alone was not directed by Chris Columbus.",
+        ),
+        (
+            "Does the library open at 9am?",  # "open" tagged as an adjective: no verb read
+            "The library does open at 9am.",
+            "The library does not open at 9am.",
+        ),
         ("What time is it?", None, None),
         ("Is the tower in Paris or Lyon?", None, None),
         ("Are both The New Pornographers and Kings of Leon American rock bands?", None, None),
