@@ -123,10 +123,10 @@ def response_language(
     """Language of a response; a response too short to tell borrows the language of the query,
     the dialogue ``context`` around it and the ``evidence`` it is checked against (its first
     ``EVIDENCE_SAMPLE_CHARS`` characters: "yes, batman beats all evil" cannot be told alone,
-    but is checked against English passages about Batman). A short reply whose words are English
-    (:func:`english_by_words`) is English unless the dialogue around it is long enough to
-    tell and in another language: a short text gives the detector too little to go on ("Yes, I do." scores as
-    Frisian)."""
+    but is checked against English passages about Batman). A short reply whose words are
+    English (:func:`english_by_words`) is English unless the dialogue around it is long enough
+    to tell and in another language: a short text gives the detector too little to go on
+    ("Yes, I do." scores as Frisian)."""
     around = "\n".join(t for t in (context, query) if t.strip())
     fallback = detect_language(f"{around}\n{response}") if around else None
     if fallback is None and evidence.strip():
