@@ -354,6 +354,11 @@ class HallucinationFlag(BaseModel):
     replacement: str | None = None
     """The value the evidence or the knowledge base gives instead of ``content`` (what a factual
     correction puts in its place), when there is exactly one."""
+    evidence_value: str | None = None
+    """For a misplaced name or value: what the evidence states in its place (it may be one of
+    several, so not a ``replacement``)."""
+    evidence_span: Span | None = None
+    """Where ``evidence_value`` stands in ``evidence``."""
 
 
 # --- correction (post-processing stage 4) -------------------------------------------------------

@@ -244,7 +244,26 @@ def _entities(nlp: Any, text: str) -> list[Any]:
     return [e for e in nlp(text).ents if e.label_ in NAME_LABELS]
 
 
-def name_mismatches(claim_text: str, index: AlignmentIndex, nlp: Any) -> list[NameMismatch]:
+def claim_alignment(
+    claim_text: str, index: AlignmentIndex, nlp: Any
+) -> tuple[Alignment | None, list[Any]]:
+    """Where ``claim_text`` is told in the evidence (:func:`align` with its names, numbers and
+    dates masked), and its checked names (spaCy entities with a distinctive word; none without
+    ``nlp``)."""
+    if not index.sentences:
+        return None, []
+    names = [e for e in _entities(nlp, claim_text) if _distinctive(e.text)] if nlp else []
+    values = [(m.start, m.end) for m in find_mentions(claim_text)]  # numbers, dates (regex)
+    spans = [*values, *((e.start_char, e.end_char) for e in names)]
+    return align(claim_text, spans, index), names
+
+
+def name_mismatches(
+    claim_text: str,
+    index: AlignmentIndex,
+    nlp: Any,
+    located: tuple[Alignment | None, list[Any]] | None = None,
+) -> list[NameMismatch]:
     """The names of ``claim_text`` that the aligned evidence gives differently (module docstring).
 
     Args:
@@ -252,16 +271,12 @@ def name_mismatches(claim_text: str, index: AlignmentIndex, nlp: Any) -> list[Na
         index: the check's evidence (:meth:`AlignmentIndex.of`).
         nlp: a spaCy pipeline (or :class:`~guardrail.stages.hallucination.EntityParser`):
             ``nlp(text).ents``; ``None`` = no names, no mismatches.
+        located: :func:`claim_alignment` of the claim, when already found.
     """
     if nlp is None or not index.sentences:
         return []
-    names = [e for e in _entities(nlp, claim_text) if _distinctive(e.text)]
-    if not names:
-        return []
-    values = [(m.start, m.end) for m in find_mentions(claim_text)]  # numbers, dates (regex)
-    spans = [*values, *((e.start_char, e.end_char) for e in names)]
-    alignment = align(claim_text, spans, index)
-    if alignment is None:
+    alignment, names = located if located is not None else claim_alignment(claim_text, index, nlp)
+    if alignment is None or not names:
         return []
     region = alignment.region_text
     found: list[NameMismatch] = []

@@ -32,7 +32,12 @@ from guardrail.hallucination.aggregation import (
     decide_windows,
     response_verdict,
 )
-from guardrail.hallucination.alignment import AlignmentIndex, NameMismatch, name_mismatches
+from guardrail.hallucination.alignment import (
+    AlignmentIndex,
+    NameMismatch,
+    claim_alignment,
+    name_mismatches,
+)
 from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
 from guardrail.hallucination.calibration_registry import (
     CalibrationChoice,
@@ -41,6 +46,7 @@ from guardrail.hallucination.calibration_registry import (
 )
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
+from guardrail.hallucination.grounding import RegionValues, ValueMismatch, value_mismatches
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier
 from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
@@ -224,8 +230,10 @@ def judge_claims(
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
     index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
     aligned: AlignmentIndex | None = None
-    if config.name_check and nlp is not None and evidence.passages:
+    names_checked = config.name_check and nlp is not None
+    if (names_checked or config.value_check) and evidence.passages:
         aligned = AlignmentIndex.of(evidence.passages, question or "")
+    region_values = RegionValues(aligned) if aligned is not None else None
     flags: list[HallucinationFlag] = []
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
@@ -245,8 +253,15 @@ def judge_claims(
         calibrator, cut = own.calibrator, claim_threshold(own, config, retrieval_score)
         decision = decide_windows(preds)
         misplaced: list[NameMismatch] = []
-        if aligned is not None and c.language in (None, "en"):
-            misplaced = name_mismatches(c.text, aligned, nlp)
+        moved: list[ValueMismatch] = []
+        if aligned is not None and region_values is not None:
+            english = c.language in (None, "en")
+            located = claim_alignment(c.text, aligned, nlp if english and names_checked else None)
+            if names_checked and english:
+                misplaced = name_mismatches(c.text, aligned, nlp, located)
+            if config.value_check and located[0] is not None:
+                spans = [(e.start_char, e.end_char) for e in located[1]]
+                moved = value_mismatches(c.text, located[0], region_values, spans)
         features_of = partial(
             _features,
             c.text,
@@ -291,9 +306,14 @@ def judge_claims(
             )
             for m in misplaced
         ]
+        names += [build.misplaced_value_flag(response, c, i, m) for m in moved]
+        if moved:  # the region's value replaces the closest window's date in the same place
+            temporal = [f for f in temporal if not _overlaps_any(f.span, names)]
         if c.status is ClaimStatus.SUPPORTED and names:
-            # Name check: the evidence telling the claim's fact names someone else there.
-            c.status = ClaimStatus.UNSUPPORTED
+            # Name and value checks: the evidence telling the claim's fact names someone else,
+            # or states another value, there.
+            stated = any(f.confidence >= build.VALUE_CONFIDENCE for f in names)
+            c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
             c.reason += f"; {names[0].explanation}"
             sure = max(f.confidence for f in names)
             entailment = min(entailment, 1.0 - sure)
@@ -351,6 +371,10 @@ def judge_claims(
             if claims[ci].evidence is None:
                 claims[ci].evidence = _pointer(dialogue_window(turn), turn.text)
     return entailments, unverified_reasons, flags, threshold
+
+
+def _overlaps_any(span: Any, flags: Sequence[HallucinationFlag]) -> bool:
+    return any(span.start < f.span.end and f.span.start < span.end for f in flags)
 
 
 def claim_threshold(

@@ -24,6 +24,7 @@ from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
     from guardrail.hallucination.alignment import NameMismatch
+    from guardrail.hallucination.grounding import ValueMismatch
     from guardrail.verifiers.base import HallucinatedSpan
 
 NAME_CONFIDENCE = 0.8
@@ -42,6 +43,8 @@ def _flag(
     suggestion: str | None = None,
     claim_index: int | None = None,
     replacement: str | None = None,
+    evidence_value: str | None = None,
+    evidence_span: Span | None = None,
 ) -> HallucinationFlag:
     return HallucinationFlag(
         type=kind,
@@ -54,6 +57,8 @@ def _flag(
         suggestion=suggestion,
         claim_index=claim_index,
         replacement=replacement,
+        evidence_value=evidence_value,
+        evidence_span=evidence_span,
     )
 
 
@@ -103,6 +108,57 @@ def wrong_name_flag(
         suggestion=f"the evidence names {mismatch.evidence_name} here",
         claim_index=index,
         replacement=mismatch.evidence_name if mismatch.plain else None,
+        evidence_value=mismatch.evidence_name,
+        evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
+    )
+
+
+MOVED_CONFIDENCE = 0.75
+"""Confidence of a misplaced-value flag whose competing value stands in the region but not in
+the best aligned sentence."""
+ELSEWHERE_CONFIDENCE = 0.6
+"""Confidence of a value-from-elsewhere flag (the region states nothing in its slot)."""
+
+
+def misplaced_value_flag(
+    response: str, claim: Claim, index: int, mismatch: ValueMismatch
+) -> HallucinationFlag:
+    """A value of the claim not stated where the evidence tells the claim's fact
+    (:mod:`guardrail.hallucination.grounding`): TEMPORAL_ERROR for a date or time, else
+    WRONG_ATTRIBUTE; ``evidence_value`` / ``evidence_span`` the value the region states in its
+    slot, ``replacement`` it too when it is the only one."""
+    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
+    kind = (
+        HallucinationType.WRONG_ATTRIBUTE
+        if mismatch.kind is MentionKind.NUMBER
+        else HallucinationType.TEMPORAL_ERROR
+    )
+    if mismatch.evidence_value is None:
+        return _flag(
+            kind,
+            span,
+            response,
+            ELSEWHERE_CONFIDENCE,
+            f"'{mismatch.claim_value}' is not where the evidence tells this fact; the documents "
+            "state it about something else",
+            evidence=mismatch.evidence_sentence,
+            suggestion="check where this value comes from",
+            claim_index=index,
+        )
+    confidence = VALUE_CONFIDENCE if mismatch.in_best else MOVED_CONFIDENCE
+    return _flag(
+        kind,
+        span,
+        response,
+        confidence,
+        f"'{mismatch.claim_value}' is not where the evidence tells this fact; it gives "
+        f"'{mismatch.evidence_value}' there",
+        evidence=mismatch.evidence_sentence,
+        suggestion=f"the evidence says {mismatch.evidence_value}",
+        claim_index=index,
+        replacement=mismatch.evidence_value if mismatch.plain else None,
+        evidence_value=mismatch.evidence_value,
+        evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )
 
 

@@ -260,3 +260,155 @@ def compare_values(claimed: str, reference: str, edit_distance_ratio: float = 0.
     if distance < edit_distance_ratio:
         return Comparison(True, MatchRule.EDIT_DISTANCE, kind, distance)
     return Comparison(False, MatchRule.DIFFERENT, kind, distance)
+
+
+# --- values as mentioned in running text --------------------------------------------------------
+
+_TENS = {w: 10 * i for i, w in enumerate(
+    "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"}  # fmt: skip
+_APPROXIMATE = re.compile(
+    r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|circa|c\.|over|"
+    r"more than|less than|fewer than|under|up to|at least|at most|estimated|an estimated|~)\s*$",
+    re.IGNORECASE,
+)
+_UNIT_WORD = re.compile(r"\s*-?\s*([^\W\d_]+|%|°\s*[CF]?)", re.UNICODE)
+_SCALE_AFTER = re.compile(r"\s*(thousand|million|billion|trillion|bn|mn|[kmb])\b", re.IGNORECASE)
+_CURRENCY = "$€£¥"
+_UNIT_ALIASES = {"percent": "%", "°c": "degree", "°f": "degree", "°": "degree", "deg": "degree",
+                 "yr": "year", "hr": "hour", "min": "minute", "sec": "second"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StatedNumber:
+    """A number as running text states it: its value (scale words applied), its unit key and
+    whether the text marks it approximate."""
+
+    value: float
+    unit: str
+    """``%``, a currency sign, or the next word lower-cased without a plural ``s``; ``""`` for
+    a bare number."""
+    approximate: bool
+    precision: float
+    """Half the value of the last digit written (``8.4 million``: 50,000): a rounding the
+    number's own writing allows."""
+
+
+def word_number(text: str) -> float | None:
+    """``fifteen`` → 15, ``twenty-five`` → 25, ``a hundred`` → 100; ``None`` otherwise."""
+    words = re.split(r"[\s-]+", text.casefold().strip())
+    words = [w for w in words if w not in ("a", "and")]
+    if not words:
+        return None
+    total, current = 0.0, 0.0
+    for w in words:
+        if w in _WORD_NUMBERS:
+            current += _WORD_NUMBERS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in _SCALE and w.isalpha() and len(w) > 2:
+            total += (current or 1) * _SCALE[w]
+            current = 0.0
+        else:
+            return None
+    return total + current
+
+
+def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber | None:
+    """The number ``number`` found at ``[start, end)`` of ``text`` (digits with separators and
+    decimals, a percentage, or number words), read with its context: a currency sign before,
+    a scale word and a unit word after, an approximation word before."""
+    raw = number.strip()
+    percent = raw.endswith("%") or raw.casefold().endswith("percent")
+    digits = re.sub(r"(?:%|percent)$", "", raw, flags=re.IGNORECASE).strip()
+    precision = 0.0
+    if re.fullmatch(r"[-+]?\d[\d,]*(?:\.\d+)?", digits):
+        whole, _, fraction = digits.replace(",", "").partition(".")
+        value = float(f"{whole}.{fraction}" if fraction else whole)
+        precision = 0.5 * 10 ** -len(fraction) if fraction else 0.0
+        # (a whole number is exact: "3 million" is not "3.4 million", unless marked approximate)
+    else:
+        spoken = word_number(digits)
+        if spoken is None:
+            return None
+        value = spoken
+    rest = text[end:]
+    scale = _SCALE_AFTER.match(rest)
+    if scale and not percent:
+        factor = _SCALE[scale.group(1).casefold()]
+        if scale.group(1).casefold() != "m" or text[:start].rstrip()[-1:] in _CURRENCY:
+            value *= factor
+            precision *= factor
+            rest = rest[scale.end() :]
+    before = text[:start].rstrip()
+    unit = ""
+    if percent:
+        unit = "%"
+    elif before[-1:] in _CURRENCY:
+        unit = before[-1:]
+        before = before[:-1]
+    else:
+        m = _UNIT_WORD.match(rest)
+        if m:
+            word = m.group(1).casefold().replace(" ", "")
+            word = word[:-1] if len(word) > 3 and word.endswith("s") else word
+            unit = _UNIT_ALIASES.get(word, word)
+    return StatedNumber(value, unit, bool(_APPROXIMATE.search(before)), precision)
+
+
+def same_number(claimed: StatedNumber, stated: StatedNumber, tolerance: float = 0.1) -> bool:
+    """Whether a claim's number states the evidence's: equal, equal to the rounding the claim's
+    own writing allows (``8.4 million`` for ``8,419,000``), or within ``tolerance`` (relative)
+    when either is marked approximate (``about 84,000``)."""
+    gap = abs(claimed.value - stated.value)
+    if gap <= 1e-9 * max(1.0, abs(claimed.value), abs(stated.value)):
+        return True
+    if claimed.precision and gap <= claimed.precision + 1e-9:
+        return True
+    if claimed.approximate or stated.approximate:
+        return gap <= tolerance * max(abs(claimed.value), abs(stated.value))
+    return False
+
+
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def stated_date(text: str) -> tuple[str, tuple[int | None, ...]] | None:
+    """A date mention as ``(granularity, parts)``: ``("date", (year, month, day))`` with
+    ``None`` for parts not stated, ``("weekday", (n,))``, ``("month", (n,))``; ``None`` when
+    the text is not one of these (``1990s``, ``2021年``)."""
+    v = clean(text).casefold()
+    if v in _WEEKDAY_NAMES:
+        return "weekday", (_WEEKDAY_NAMES.index(v),)
+    if v.rstrip(".") in _MONTHS:
+        return "month", (_MONTHS[v.rstrip(".")],)
+    parsed = parse_date(v)  # (3/4/2020 is not read: month and day order unknown)
+    return ("date", parsed) if parsed is not None else None
+
+
+def same_date(
+    claimed: tuple[str, tuple[int | None, ...]], stated: tuple[str, tuple[int | None, ...]]
+) -> bool:
+    """Equal in every part both state (a year matches a full date of that year)."""
+    if claimed[0] != stated[0]:
+        return False
+    return all(
+        a == b
+        for a, b in zip(claimed[1], stated[1], strict=True)
+        if a is not None and b is not None
+    )
+
+
+def stated_time(text: str) -> int | None:
+    """A clock time in minutes after midnight (``2pm`` = ``14:00`` = 840); ``None`` otherwise."""
+    v = clean(text).casefold().replace(".", "").replace(" ", "")
+    m = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?([ap]m)?", v)
+    if not m or (m[2] is None and m[3] is None):
+        return None
+    hour, minute = int(m[1]), int(m[2] or 0)
+    if m[3] == "pm" and hour < 12:
+        hour += 12
+    elif m[3] == "am" and hour == 12:
+        hour = 0
+    return hour * 60 + minute if hour < 24 and minute < 60 else None

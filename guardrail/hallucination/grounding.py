@@ -1,0 +1,349 @@
+"""Region grounding of values: is each number, date and time of a claim stated where the claim's
+fact is told?
+
+A value taken from another sentence of the same documents ("The Pro plan costs $10 a month."
+where the documents say the Basic plan costs $10 and the Pro plan $30) is in the evidence, so
+the lookup of invented specifics stays silent, and a small NLI model often entails it: the
+passage is about the right topic and the moved value is in it. Grounding looks where the claim's
+fact is told, the **region** of :func:`~guardrail.hallucination.alignment.align` (the evidence
+sentences the claim aligns with, names, numbers and dates masked, each with its neighbours):
+
+1. each value of the claim is read with its context (:mod:`guardrail.text.values`: units and
+   their symbols, number words, scale words, thousands separators, date formats, clock times),
+   so "100°C" is "100 degrees Celsius" and "2pm" is "14:00";
+2. a value the region states (equal after that normalisation, or within the rounding its own
+   writing allows, or close when either side marks it approximate: "about 84,000") is grounded;
+3. a value the region does not state, while the region states another value **in the same
+   slot** (a number with the same unit word or sign, a date of the same granularity, a weekday,
+   a clock time), is a :class:`ValueMismatch`: the claim puts another value where the evidence
+   tells the fact. When the region gives exactly one such value it is ``plain``: a repair
+   candidate the correction stage re-checks;
+4. a value the region does not state and that only another part of the documents states, with
+   nothing in its slot in the region, is a mismatch without a competitor (``evidence_value``
+   ``None``): the value was taken from elsewhere.
+
+A value the query states is never checked (the question names what the answer is about), nor is
+a value the claim does not place (a bare number with no unit word has no slot).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from guardrail.hallucination.alignment import Alignment, AlignmentIndex, EvidenceSentence, masked
+from guardrail.hallucination.calibration import _stem, content_words
+from guardrail.text.mentions import Mention, MentionKind, find_mentions
+from guardrail.text.values import (
+    StatedNumber,
+    same_date,
+    same_number,
+    stated_date,
+    stated_number,
+    stated_time,
+)
+
+_VALUE_KINDS = (MentionKind.NUMBER, MentionKind.DATE, MentionKind.TIME)
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value mentioned in a text, read with its context."""
+
+    mention: Mention
+    kind: MentionKind
+    number: StatedNumber | None = None
+    date: tuple[str, tuple[int | None, ...]] | None = None
+    minutes: int | None = None
+
+    @property
+    def slot(self) -> tuple[str, ...]:
+        """What the value is the value of: a number's unit, a date's granularity and the parts
+        it states, a clock time."""
+        if self.number is not None:
+            return ("number", self.number.unit)
+        if self.date is not None:
+            parts = tuple(p is not None for p in self.date[1])
+            return ("date", self.date[0], *map(str, parts))
+        return ("time",)
+
+    @property
+    def scaled(self) -> bool:
+        """A number written with a scale word after it ("5 million"): its digits alone are not
+        its value, so a repair of the digits alone is not offered."""
+        return self.number is not None and _has_scale(self.mention.text, self.number.value)
+
+    def same(self, other: Value) -> bool:
+        """Whether ``self`` (a claim's value) states ``other`` (the evidence's)."""
+        if self.number is not None and other.number is not None:
+            return same_number(self.number, other.number)
+        if self.date is not None and other.date is not None:
+            return same_date(self.date, other.date)
+        if self.minutes is not None and other.minutes is not None:
+            return self.minutes == other.minutes
+        return False
+
+
+def _has_scale(text: str, value: float) -> bool:
+    digits = text.replace(",", "").rstrip("%").strip()
+    try:
+        return abs(float(digits) - value) > 1e-9
+    except ValueError:
+        return False
+
+
+_SPOKEN = re.compile(
+    r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|three|"
+    r"four|five|six|seven|eight|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen)\b",
+    re.IGNORECASE,
+)
+"""Number words :func:`~guardrail.text.mentions.find_mentions` leaves out (it reads one to ten
+and the scale words)."""
+_CLAUSE_BREAK = re.compile(r"\s*(?:[;:]|,?\s+(?:and|but|while|whereas)\s+|,\s+)", re.IGNORECASE)
+
+
+def _mentions(text: str) -> list[Mention]:
+    found = find_mentions(text)
+    for m in _SPOKEN.finditer(text):
+        inside = [f for f in found if m.start() < f.end and f.start < m.end()]
+        if all(f.kind is MentionKind.NUMBER and f.text.isalpha() for f in inside):
+            found = [f for f in found if f not in inside]  # "twenty-five", not "five"
+            found.append(Mention(m.group(0), MentionKind.NUMBER, m.start(), m.end()))
+    return sorted(found, key=lambda m: m.start)
+
+
+def values_in(text: str) -> list[Value]:
+    """The numbers, dates and clock times of ``text`` that can be read as values."""
+    out: list[Value] = []
+    for m in _mentions(text):
+        if m.kind is MentionKind.NUMBER:
+            number = stated_number(text, m.text, m.start, m.end)
+            if number is not None:
+                out.append(Value(m, m.kind, number=number))
+        elif m.kind is MentionKind.DATE:
+            date = stated_date(m.text)
+            if date is not None:
+                out.append(Value(m, m.kind, date=date))
+        elif m.kind is MentionKind.TIME:
+            minutes = stated_time(m.text)
+            if minutes is not None:
+                out.append(Value(m, m.kind, minutes=minutes))
+    return out
+
+
+@dataclass
+class RegionValues:
+    """The values of each evidence sentence of one check, read once (one per check: never
+    shared between checks)."""
+
+    index: AlignmentIndex
+    _by_sentence: dict[int, list[Value]] = field(default_factory=dict)
+    _query: list[Value] | None = None
+
+    def of(self, sentence: EvidenceSentence) -> list[Value]:
+        if sentence.position not in self._by_sentence:
+            self._by_sentence[sentence.position] = values_in(sentence.text)
+        return self._by_sentence[sentence.position]
+
+    def query(self) -> list[Value]:
+        if self._query is None:
+            self._query = values_in(self.index.query) if self.index.query else []
+        return self._query
+
+    def stated_elsewhere(self, value: Value, region: Sequence[EvidenceSentence]) -> bool:
+        inside = {s.position for s in region}
+        return any(
+            value.same(v)
+            for s in self.index.sentences
+            if s.position not in inside
+            for v in self.of(s)
+            if v.kind is value.kind
+        )
+
+
+@dataclass(frozen=True)
+class ValueMismatch:
+    """A value of the claim not stated where the claim's fact is told."""
+
+    claim_value: str
+    start: int
+    end: int
+    """Span of the claim's value in the claim text."""
+    kind: MentionKind
+    evidence_value: str | None
+    """The value the region states in the same slot (the first, in the best aligned sentence if
+    it has one); ``None`` when the region has none and another part of the documents states the
+    claim's value."""
+    evidence_sentence: str
+    evidence_start: int
+    evidence_end: int
+    """Span of ``evidence_value`` in ``evidence_sentence`` (0, 0 without one)."""
+    plain: bool
+    """The region gives exactly one value in the slot, a repair candidate."""
+    in_best: bool
+    """The competing value stands in the best aligned sentence itself."""
+
+
+def value_mismatches(
+    claim_text: str,
+    alignment: Alignment,
+    values: RegionValues,
+    names: Sequence[tuple[int, int]] = (),
+) -> list[ValueMismatch]:
+    """The values of ``claim_text`` that its evidence region does not state (module docstring).
+    ``names``: spans of the claim's names (masked where the claim's words are compared)."""
+    found: list[ValueMismatch] = []
+    claimed = values_in(claim_text)
+    if not claimed:
+        return found
+    region = alignment.region
+    blanked = masked(claim_text, [*names, *((v.mention.start, v.mention.end) for v in claimed)])
+    stems = {
+        _stem(w)
+        for w in content_words(
+            masked(claim_text, [(v.mention.start, v.mention.end) for v in claimed])
+        )
+    }
+    for value in claimed:
+        if value.number is not None and not value.number.unit:
+            continue  # a bare number has no slot
+        if any(value.same(q) for q in values.query() if q.kind is value.kind):
+            continue
+        stated = [(s, v) for s in region for v in values.of(s) if v.kind is value.kind]
+        if any(value.same(v) for _, v in stated):
+            rivals = _closer_rivals(value, stated, stems, values.index)
+            if not rivals and _told_apart(value, claim_text, blanked, stated, values.index):
+                found.append(_elsewhere(value, alignment))
+                continue
+            if not rivals:
+                continue
+        else:
+            rivals = [(s, v) for s, v in stated if v.slot == value.slot]
+        rivals.sort(key=lambda sv: sv[0] is not alignment.best)
+        if rivals:
+            place, rival = rivals[0]
+            distinct = {r.mention.key for _, r in rivals}
+            plain = len(distinct) == 1 and not value.scaled and not rival.scaled
+            found.append(
+                ValueMismatch(
+                    claim_value=value.mention.text,
+                    start=value.mention.start,
+                    end=value.mention.end,
+                    kind=value.kind,
+                    evidence_value=rival.mention.text,
+                    evidence_sentence=place.text,
+                    evidence_start=rival.mention.start,
+                    evidence_end=rival.mention.end,
+                    plain=plain,
+                    in_best=place is alignment.best,
+                )
+            )
+        elif values.stated_elsewhere(value, region):
+            found.append(_elsewhere(value, alignment))
+    return found
+
+
+def _elsewhere(value: Value, alignment: Alignment) -> ValueMismatch:
+    return ValueMismatch(
+        claim_value=value.mention.text,
+        start=value.mention.start,
+        end=value.mention.end,
+        kind=value.kind,
+        evidence_value=None,
+        evidence_sentence=alignment.best.text,
+        evidence_start=0,
+        evidence_end=0,
+        plain=False,
+        in_best=False,
+    )
+
+
+def _told_apart(
+    value: Value,
+    claim_text: str,
+    blanked: str,
+    stated: Sequence[tuple[EvidenceSentence, Value]],
+    index: AlignmentIndex,
+) -> bool:
+    """A value in a clause of its own ("…, which will take fifteen minutes") that the region
+    states only in sentences sharing no content word with the rest of the claim (names and
+    values masked), nor does the sentence before them: the value belongs to another fact of the
+    documents."""
+    parts = clauses(claim_text)
+    own = next((c for c in parts if c[0] <= value.mention.start < c[1]), None)
+    if len(parts) < 2 or own is None:
+        return False
+    rest = {_stem(w) for w in content_words(blanked[: own[0]] + " " + blanked[own[1] :])}
+    if len(rest) < 2:
+        return False
+    for sentence, v in stated:
+        if not value.same(v):
+            continue
+        context = [sentence.text]
+        before = sentence.position - 1
+        if before >= 0 and index.sentences[before].passage == sentence.passage:
+            context.append(index.sentences[before].text)
+        if rest & {_stem(w) for w in content_words(" ".join(context))}:
+            return False
+    return True
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """The clauses of a sentence as ``(start, end)``: split at semicolons, colons, commas and
+    the conjunctions that join two statements ("and", "but", "while", "whereas")."""
+    out, start = [], 0
+    for m in _CLAUSE_BREAK.finditer(text):
+        if m.start() > start:
+            out.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return out
+
+
+def _closer_rivals(
+    value: Value,
+    stated: Sequence[tuple[EvidenceSentence, Value]],
+    stems: set[str],
+    index: AlignmentIndex,
+) -> list[tuple[EvidenceSentence, Value]]:
+    """Where the region states the claim's value and also another in its slot ("the Basic plan
+    costs $10; the Pro plan costs $30"), the other values of the clause that matches the claim
+    (values masked) strictly better than every clause stating the claim's value; else none."""
+    rivals = [(s, v) for s, v in stated if v.slot == value.slot and not value.same(v)]
+    if not rivals:
+        return []
+    scored: list[tuple[float, EvidenceSentence, tuple[int, int]]] = []
+    for sentence in {id(s): s for s, _ in stated}.values():
+        spans = [(v.mention.start, v.mention.end) for t, v in stated if t is sentence]
+        for a, b in clauses(sentence.text):
+            if not any(a <= x and y <= b for x, y in spans):
+                continue
+            words = content_words(masked(sentence.text, spans)[a:b])
+            scored.append(
+                (sum(index.weight(w) for w in stems & {_stem(w) for w in words}), sentence, (a, b))
+            )
+
+    def holds(sentence: EvidenceSentence, clause: tuple[int, int], v: Value) -> bool:
+        return any(t is sentence and u is v for t, u in stated) and (
+            clause[0] <= v.mention.start and v.mention.end <= clause[1]
+        )
+
+    own = max(
+        (
+            score
+            for score, s, c in scored
+            if any(holds(s, c, v) for t, v in stated if value.same(v))
+        ),
+        default=0.0,
+    )
+    out: list[tuple[EvidenceSentence, Value]] = []
+    for score, sentence, clause in sorted(scored, key=lambda x: -x[0]):
+        if score <= own:
+            break
+        out = [(t, v) for t, v in rivals if t is sentence and holds(sentence, clause, v)]
+        if out:
+            break
+    return out

@@ -1,0 +1,173 @@
+"""Region grounding of a claim's values: a number, date or time must be stated where the
+claim's fact is told, not merely somewhere in the documents (no model: alignment is lexical)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.hallucination.alignment import AlignmentIndex, claim_alignment
+from guardrail.hallucination.grounding import (
+    RegionValues,
+    ValueMismatch,
+    clauses,
+    value_mismatches,
+    values_in,
+)
+from guardrail.text.values import same_number, stated_date, stated_number, stated_time
+
+PLANS = (
+    "We offer two plans for small teams. The Basic plan costs $10 a month; the Pro plan costs "
+    "$30 a month. Both plans include email support."
+)
+LOAN = (
+    "The loan is offered by First Bank to new customers. The loan carries an interest rate of "
+    "3.25% for the first five years. After that the rate follows the market."
+)
+MEETINGS = (
+    "The weekly team stand-up is every Monday at 9:30 in the kitchen area. Sarah Lee runs it; "
+    "it takes fifteen minutes.\n\nThe office move to the fourth floor is planned for the first "
+    "week of October. Sarah Lee coordinates the move with facilities."
+)
+
+
+def _check(
+    claim: str, *passages: str, query: str = "", names: tuple[str, ...] = ()
+) -> list[ValueMismatch]:
+    """``names``: the claim's names, masked as the pipeline masks the names spaCy finds."""
+    index = AlignmentIndex.of(passages, query)
+    spans = [(claim.index(n), claim.index(n) + len(n)) for n in names]
+    alignment, _ = claim_alignment(claim, index, None)
+    assert alignment is not None, "the claim should align with a sentence"
+    return value_mismatches(claim, alignment, RegionValues(index), spans)
+
+
+def _number(text: str, number: str) -> object:
+    start = text.index(number)
+    return stated_number(text, number, start, start + len(number))
+
+
+# --- the normaliser ---------------------------------------------------------------------------
+
+
+def test_numbers_are_read_with_their_units_scales_and_words() -> None:
+    n = _number("It raised $5m last year.", "5")
+    assert n is not None and n.value == 5_000_000 and n.unit == "$"
+    n = _number("about 84,000 people live there", "84,000")
+    assert n is not None and n.value == 84_000 and n.unit == "people" and n.approximate
+    n = _number("it takes fifteen minutes", "fifteen")
+    assert n is not None and n.value == 15 and n.unit == "minute"
+    n = _number("water boils at 100°C", "100")
+    assert n is not None and n.unit == "degree"
+    m = _number("water boils at 100 degrees Celsius", "100")
+    assert m is not None and m.unit == "degree"
+
+
+def test_close_values_differ_unless_marked_approximate_or_rounded() -> None:
+    def same(a: str, an: str, b: str, bn: str) -> bool:
+        x, y = _number(a, an), _number(b, bn)
+        assert x is not None and y is not None
+        return same_number(x, y)  # type: ignore[arg-type]
+
+    assert not same("a rate of 3.5%", "3.5%", "a rate of 3.25%", "3.25%")
+    assert not same("460 employees", "460", "450 employees", "450")
+    assert same("8.4 million people", "8.4", "8,419,000 people", "8,419,000")
+    assert same("84,000 people", "84,000", "about 84,500 people", "84,500")
+    assert not same("3 million people", "3", "3.4 million people", "3.4")
+    assert same("1,200 staff", "1,200", "1200 staff", "1200")
+
+
+def test_dates_and_times_compare_after_normalisation() -> None:
+    assert stated_date("14 March 2027") == ("date", (2027, 3, 14))
+    assert stated_date("March 14, 2027") == ("date", (2027, 3, 14))
+    assert stated_date("Monday") == ("weekday", (0,))
+    assert stated_time("2pm") == stated_time("14:00") == 840
+    assert stated_time("9:30") == 570
+    assert stated_time("12am") == 0
+
+
+# --- grounding --------------------------------------------------------------------------------
+
+
+def test_a_value_of_the_sibling_clause_is_misplaced_and_repaired_from_its_own_clause() -> None:
+    found = _check("The Pro plan costs $10 a month.", PLANS)
+    assert len(found) == 1
+    m = found[0]
+    assert (m.claim_value, m.evidence_value, m.plain) == ("10", "30", True)
+    assert m.evidence_sentence[m.evidence_start : m.evidence_end] == "30"
+
+
+def test_the_value_its_own_clause_states_is_grounded() -> None:
+    assert _check("The Pro plan costs $30 a month.", PLANS) == []
+    assert _check("The Basic plan costs $10 a month.", PLANS) == []
+
+
+def test_a_close_value_is_a_different_value_with_the_region_value_as_repair() -> None:
+    found = _check("The loan carries an interest rate of 3.5% for the first five years.", LOAN)
+    assert [(m.claim_value, m.evidence_value, m.plain, m.in_best) for m in found] == [
+        ("3.5%", "3.25%", True, True)
+    ]
+    assert (
+        _check("The loan carries an interest rate of 3.25% for the first five years.", LOAN) == []
+    )
+
+
+def test_a_date_one_day_off_is_caught_with_the_stated_date() -> None:
+    passage = (
+        "Acme signed a supply contract in 2024. The contract with Acme ends on 13 March 2027. "
+        "It can be renewed once."
+    )
+    found = _check("The contract with Acme ends on 14 March 2027.", passage)
+    assert [(m.claim_value, m.evidence_value, m.plain) for m in found] == [
+        ("14 March 2027", "13 March 2027", True)
+    ]
+    assert _check("The contract with Acme ends in March 2027.", passage) == []
+
+
+def test_a_value_taken_from_another_fact_of_the_documents_is_flagged_without_a_repair() -> None:
+    found = _check(
+        "Sarah Lee coordinates the move with facilities, which will take fifteen minutes.",
+        MEETINGS,
+        names=("Sarah Lee",),
+    )
+    assert [(m.claim_value, m.evidence_value, m.plain) for m in found] == [("fifteen", None, False)]
+    claim = "Sarah Lee runs the weekly stand-up, which takes fifteen minutes."
+    assert _check(claim, MEETINGS, names=("Sarah Lee",)) == []
+
+
+def test_a_clock_time_written_another_way_is_the_same_time() -> None:
+    assert _check("The weekly team stand-up is every Monday at 9:30am.", MEETINGS) == []
+    found = _check("The weekly team stand-up is every Monday at 10:00.", MEETINGS)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("10:00", "9:30")]
+
+
+def test_a_value_the_question_states_and_a_bare_number_are_not_checked() -> None:
+    claim = "The loan carries an interest rate of 3.5% for the first five years."
+    assert _check(claim, LOAN, query="Is the rate 3.5%?") == []
+    assert _check("The loan is offered by First Bank to 3 new customers.", LOAN) == []
+
+
+def test_several_values_in_the_slot_flag_without_a_single_repair() -> None:
+    passage = "The library opens at 9am on weekdays and at 10am on weekends. It closes at 6pm."
+    found = _check("The library opens at 8am on weekdays.", passage)
+    assert len(found) == 1 and found[0].evidence_value is not None and not found[0].plain
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The Basic plan costs $10; the Pro plan costs $30.", 2),
+        ("It opened in 1990 and closed in 2001.", 2),
+        ("One plain statement.", 1),
+    ],
+)
+def test_clauses(text: str, expected: int) -> None:
+    assert len(clauses(text)) == expected
+
+
+def test_values_in_reads_number_words_beyond_ten() -> None:
+    assert [
+        v.mention.text for v in values_in("It takes twenty-five minutes and fifteen seconds.")
+    ] == [
+        "twenty-five",
+        "fifteen",
+    ]
