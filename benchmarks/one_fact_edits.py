@@ -4,8 +4,9 @@ Takes sentences people labelled *supported* from the decisions sets (``decisions
 LFQA answers by question split, QAGS summaries, Factcheck-GPT answers, WiCE claims), edits one
 fact in each, and checks the original and every edit **alone** against its own documents, as an
 answer would be checked (the set's query, ``response`` = the sentence, ``passages`` = the
-documents), with ``Guardrail(config)`` (default: the offline profile). Three kinds of edit,
-each deterministic for a ``--seed``:
+documents), with ``Guardrail(config)`` (default: the offline profile). Five kinds of edit,
+each deterministic for a ``--seed`` (``--kinds`` builds only some; the originals are always
+checked):
 
 - ``name``: a PERSON / ORG / GPE name of the sentence (spaCy NER, :func:`guardrail.nlp.load_spacy`)
   replaced by another name of the same kind **taken from the same documents** (sharing no word
@@ -13,19 +14,35 @@ each deterministic for a ``--seed``:
 - ``number``: a number changed (a year by 1–9 years, an amount by 20–60 %, a small count to
   another small count), never to its own value;
 - ``negation``: "not" removed ("not", "n't", "never") where the sentence has one, else inserted
-  after the main clause's auxiliary (``do``-support for a bare past / present verb).
+  after the main clause's auxiliary (``do``-support for a bare past / present verb);
+- ``proper``: any proper name of the sentence (a capitalised spaCy entity labelled PERSON, ORG,
+  GPE, LOC, NORP, FAC, PRODUCT, EVENT, WORK_OF_ART or LAW, or a capitalised word sequence not at
+  a sentence's start) replaced by a proper name of **any** kind from the same documents that
+  shares no word with the sentence's names and is not already in it (lower-cased sentences
+  take none; a document's capitalised word NER does not call a name is taken only with an
+  inner capital, "TMZ" or "YouTube", not a menu's "Pause");
+- ``moved_number``: a number of the sentence replaced by another number **found in the same
+  documents** whose value is not in the sentence: a year by a year, any other number by a
+  non-year, preferably written alike (decimal part, thousands commas).
 
 Figures per kind (and per set in the JSON):
 
 - caught: share of edits whose verdict is not ``VERIFIED``;
 - claim caught: share of edits whose claim covering the edited words is not ``supported``;
 - pair caught: caught, among the edits whose unedited sentence is ``VERIFIED``;
-- originals kept: share of the unedited sentences (that took this kind of edit) ``VERIFIED``.
+- originals kept: share of the unedited sentences (that took this kind of edit) ``VERIFIED``;
+- repaired: share of edits whose delivered text (``report.delivered_text``, whitespace aside)
+  is the original sentence: the guardrail put the fact back; repaired of caught: the same
+  among the caught edits.
+
+``--rows`` writes one JSON line per edit (the sentence, the change, both verdicts, the edit's
+claims, action and delivered text).
 
 Run (from the repository root; ``--limit`` = sentences per set, hash-sampled)::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/one_fact_edits.py --split dev --limit 0 \\
-        --out benchmarks/results/one_fact_edits_dev.json      # every sentence: about 6 minutes
+        --out benchmarks/results/one_fact_edits_dev.json      # every sentence
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/one_fact_edits.py --kinds proper moved_number
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/one_fact_edits.py --split test --limit 20  # a look
 """
 
@@ -42,6 +59,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +72,11 @@ else:  # run as a script: this folder is sys.path[0]
 
 LOG = logging.getLogger("benchmarks.one_fact_edits")
 SETS = ("lfqa", "qags", "factcheck_gpt", "wice")
-KINDS = ("name", "number", "negation")
+KINDS = ("name", "number", "negation", "proper", "moved_number")
 NAME_LABELS = ("PERSON", "ORG", "GPE")
+PROPER_LABELS = (
+    "PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+)  # fmt: skip
 MIN_WORDS = 4
 """Sentences shorter than this (headings, fragments) are not used."""
 _NAME = re.compile(r"[A-Z][\w.&'’-]*(?: [\w.&'’-]+){0,4}")
@@ -63,6 +84,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NOT_A_NAME_WORD = {"the", "of", "and", "a", "an", "for", "in", "on", "at", "to", "de", "s"}
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w,]|\.\d)")
 _CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+_CAP_WORD = r"(?:[A-Z]\.){2,}|[A-Z](?:[\w&'’-]*[\w&])?"
+_CAPITALISED = re.compile(
+    rf"(?<![\w.&-])(?<!\w['’])(?:{_CAP_WORD})(?:\s+(?:(?:of|the|de|for)\s+)?(?:{_CAP_WORD}))*"
+)
+_FIRST_CAP_WORD = re.compile(_CAP_WORD)
+_TITLES = {"Mr", "Mrs", "Ms", "Dr", "St", "Prof", "Sr", "Jr", "Mt", "Sir", "Gen", "Lt", "Col"}
 
 
 @dataclass(frozen=True)
@@ -154,6 +181,131 @@ def name_edit(doc: Any, names: dict[str, list[str]], rng: random.Random) -> Edit
     return None
 
 
+# --- proper names of any kind -----------------------------------------------------------------
+
+
+def _sentence_starts(doc: Any) -> set[int]:
+    """Where the first letter of each sentence of the parsed ``doc`` is (the whole text is one
+    sentence when the parse has no sentence boundaries)."""
+    try:
+        bounds = [(s.start_char, s.end_char) for s in doc.sents]
+    except (AttributeError, ValueError):
+        bounds = [(0, len(doc.text))]
+    bounds += [(m.end(), len(doc.text)) for m in re.finditer(r"\n", doc.text)]  # headings, lists
+    starts = set()
+    for start, end in bounds:
+        first = re.search(r"[^\W\d_]", doc.text[start:end])
+        if first:
+            starts.add(start + first.start())
+    return starts
+
+
+def capitalised_spans(text: str, sentence_starts: set[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` of the capitalised word sequences of ``text`` ("Bank of America",
+    "U.S."), leaving out a sentence's first word (capitalised anyway)."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while match := _CAPITALISED.search(text, pos):
+        start, end = match.span()
+        if start in sentence_starts:
+            first = _FIRST_CAP_WORD.match(text, start)
+            pos = first.end() if first else end
+            continue
+        out.append((start, end))
+        pos = end
+    return out
+
+
+def _is_pronoun_i(word: str) -> bool:
+    return bool(re.fullmatch(r"I(?:['’]\w+)?", word))
+
+
+def _tagged_proper(doc: Any, start: int, end: int) -> bool:
+    """Every capitalised token of ``doc`` in ``[start, end)`` is tagged a proper noun (not
+    "Most", "Email" or "Subscribe Today"); true for a doc without tokens."""
+    if not hasattr(doc, "char_span"):
+        return True
+    span = doc.char_span(start, end, alignment_mode="expand")
+    if span is None:
+        return False
+    capitalised = [t for t in span if t.text[:1].isupper()]
+    return bool(capitalised) and all(t.pos_ == "PROPN" for t in capitalised)
+
+
+def proper_spans(doc: Any) -> list[tuple[int, int, str]]:
+    """``(start, end, name)`` of the proper names of the parsed ``doc``, bare (no leading
+    article, no possessive): its entities labelled one of ``PROPER_LABELS`` and capitalised,
+    and its capitalised word sequences not at a sentence's or line's start that overlap no
+    entity (not "Monday" when NER calls it a DATE), whose capitalised words are tagged proper
+    nouns, other than a title ("Dr") or a single letter. Ordered by position."""
+    text = doc.text
+    out: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for ent in doc.ents:
+        end_char = ent.start_char + len(ent.text)
+        taken.append((ent.start_char, end_char))
+        bare = _bare(ent.text)
+        if ent.label_ in PROPER_LABELS and bare and _is_name(bare):
+            start = ent.start_char + ent.text.index(bare)
+            out.append((start, start + len(bare), bare))
+    for start, end in capitalised_spans(text, _sentence_starts(doc)):
+        if any(min(end, b) > max(start, a) for a, b in taken):
+            continue
+        name = text[start:end]
+        bare = _bare(name)
+        if len(bare) < 2 or not _is_name(bare) or bare in _TITLES or _is_pronoun_i(bare):
+            continue
+        if not _tagged_proper(doc, start, end):
+            continue
+        first = start + name.index(bare)
+        out.append((first, first + len(bare), bare))
+    return sorted(set(out))
+
+
+def _looks_like_a_word(name: str) -> bool:
+    """One word capitalised only at its start ("Pause", "Travel"), or a long all-capital word
+    ("PUBLISHER"): in web pages, more often a menu, button or heading than a name."""
+    if " " in name:
+        return False
+    inner = [c for c in name[1:] if c.isalpha()]
+    return not any(c.isupper() for c in inner) or (
+        all(c.isupper() for c in inner) and len(name) > 5
+    )
+
+
+def evidence_proper_names(docs: Iterable[Any]) -> list[str]:
+    """Every proper name (:func:`proper_spans`) of the evidence's parsed ``docs``, once each, in
+    order of appearance; a capitalised sequence that NER does not call a name must have two
+    words or an inner capital ("TMZ", "YouTube", not "Pause")."""
+    seen: dict[str, None] = {}
+    for doc in docs:
+        entities = {_bare(e.text) for e in doc.ents if e.label_ in PROPER_LABELS}
+        for _, _, name in proper_spans(doc):
+            if _words(name) and (name in entities or not _looks_like_a_word(name)):
+                seen.setdefault(name, None)
+    return list(seen)
+
+
+def proper_edit(doc: Any, names: list[str], rng: random.Random) -> Edit | None:
+    """Replace one proper name of the parsed sentence ``doc`` by a proper name of any kind from
+    ``names`` (the evidence's) that shares no word with any name of the sentence and is not
+    already in it. ``None`` for a lower-cased sentence, or when no name has a replacement."""
+    sentence = doc.text
+    if not any(c.isupper() for c in sentence.split(maxsplit=1)[-1]):
+        return None  # lower-cased text (QAGS summaries): a capital only marks the first word
+    spans = proper_spans(doc)
+    mentioned = set().union(*(_words(e.text) for e in doc.ents), *(_words(n) for *_, n in spans))
+    options = [
+        n
+        for n in names
+        if _words(n) and not _words(n) & mentioned and n.lower() not in sentence.lower()
+    ]
+    if not spans or not options:
+        return None
+    start, end, _ = rng.choice(spans)
+    return replace("proper", sentence, start, end, rng.choice(options))
+
+
 # --- numbers ----------------------------------------------------------------------------------
 
 
@@ -181,6 +333,41 @@ def number_edit(sentence: str, rng: random.Random) -> Edit | None:
     return replace(
         "number", sentence, match.start(), match.end(), changed_number(match.group(), rng)
     )
+
+
+def _number_value(text: str) -> Decimal:
+    """The value of a number as ``_NUMBER`` finds it ("1,200" = "1200", "3.50" = "3.5")."""
+    return Decimal(text.replace(",", "")).normalize()
+
+
+def _is_year(text: str) -> bool:
+    return text.isdigit() and len(text) == 4 and 1000 <= int(text) <= 2100
+
+
+def moved_number_edit(sentence: str, passages: Iterable[str], rng: random.Random) -> Edit | None:
+    """Replace one number of ``sentence`` by another number of the ``passages`` whose value is
+    not in the sentence: a year by a year, any other number by a non-year, preferably written
+    alike (with a decimal part or not, with thousands commas or not). ``None`` without one."""
+    found = list(_NUMBER.finditer(sentence))
+    if not found:
+        return None
+    values = {_number_value(m.group()) for m in found}
+    moved: dict[str, None] = {}
+    for passage in passages:
+        for m in _NUMBER.finditer(passage):
+            if _number_value(m.group()) not in values:
+                moved.setdefault(m.group(), None)
+    rng.shuffle(found)
+    for match in found:
+        text = match.group()
+        year = _is_year(text)
+        same = [n for n in moved if _is_year(n) == year]
+        alike = [n for n in same if ("." in n) == ("." in text) and ("," in n) == ("," in text)]
+        if same:
+            return replace(
+                "moved_number", sentence, match.start(), match.end(), rng.choice(alike or same)
+            )
+    return None
 
 
 # --- negation ---------------------------------------------------------------------------------
@@ -281,27 +468,61 @@ def sample_sources(sources: list[Source], limit: int | None, seed: int) -> list[
     return [s for s in sources if s.item_id in chosen]
 
 
+def _edit(
+    kind: str,
+    source: Source,
+    doc: Any,
+    names: dict[str, list[str]],
+    proper_names: list[str],
+    seed: int,
+) -> Edit | None:
+    """The ``kind`` edit of ``source`` (parsed: ``doc``), its generator keyed by kind and id."""
+    rng = rng_for(seed, kind, source.item_id)
+    if kind == "name":
+        return name_edit(doc, names, rng)
+    if kind == "number":
+        return number_edit(source.sentence, rng)
+    if kind == "negation":
+        return negation_edit(doc)
+    if kind == "proper":
+        return proper_edit(doc, proper_names, rng)
+    if kind == "moved_number":
+        return moved_number_edit(source.sentence, source.passages, rng)
+    raise ValueError(f"unknown edit kind: {kind}")
+
+
 def build_edits(
-    sources: list[Source], parse: Callable[[list[str]], list[Any]], seed: int
+    sources: list[Source],
+    parse: Callable[[list[str]], list[Any]],
+    seed: int,
+    kinds: Iterable[str] = KINDS,
 ) -> list[tuple[Source, list[Edit]]]:
-    """Every kind of edit each source takes. ``parse`` turns texts into spaCy ``Doc`` s (the
-    sentences with the full pipeline, the documents for their names)."""
+    """Every edit of ``kinds`` each source takes, in ``KINDS`` order. ``parse`` turns texts into
+    spaCy ``Doc`` s (the sentences with the full pipeline, the documents for their names)."""
+    wanted = set(kinds)
+    unknown = wanted - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown edit kinds: {sorted(unknown)}")
     sentence_docs = parse([s.sentence for s in sources])
-    names_of: dict[tuple[str, ...], dict[str, list[str]]] = {}
+    names_of: dict[tuple[str, ...], tuple[dict[str, list[str]], list[str]]] = {}
     out: list[tuple[Source, list[Edit]]] = []
     for source, doc in zip(sources, sentence_docs, strict=True):
-        if source.passages not in names_of:
-            names_of[source.passages] = evidence_names(parse(list(source.passages)))
+        if wanted & {"name", "proper"} and source.passages not in names_of:
+            docs = parse(list(source.passages))
+            names_of[source.passages] = (evidence_names(docs), evidence_proper_names(docs))
+        names, proper_names = names_of.get(source.passages, ({}, []))
         edits = [
-            name_edit(doc, names_of[source.passages], rng_for(seed, "name", source.item_id)),
-            number_edit(source.sentence, rng_for(seed, "number", source.item_id)),
-            negation_edit(doc),
+            _edit(kind, source, doc, names, proper_names, seed) for kind in KINDS if kind in wanted
         ]
         out.append((source, [e for e in edits if e is not None and e.edited != e.sentence]))
     return out
 
 
 # --- figures ----------------------------------------------------------------------------------
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _share(flags: list[bool]) -> float | None:
@@ -333,10 +554,17 @@ class Row:
     def kept(self) -> bool:
         return self.original.verdict == "VERIFIED"
 
+    @property
+    def repaired(self) -> bool:
+        """What the user is shown of the edit is the original sentence (whitespace aside)."""
+        delivered = self.edited.delivered
+        return delivered is not None and _normalised(delivered) == _normalised(self.edit.sentence)
+
 
 def figures(rows: list[Row]) -> dict[str, Any]:
-    """n, caught, claim caught, pair caught and originals kept of ``rows``."""
+    """n, caught, claim caught, pair caught, originals kept and repaired of ``rows``."""
     pairs = [r for r in rows if r.kept]
+    caught = [r for r in rows if r.caught]
     return {
         "n": len(rows),
         "caught": _share([r.caught for r in rows]),
@@ -344,11 +572,15 @@ def figures(rows: list[Row]) -> dict[str, Any]:
         "pairs": len(pairs),
         "pair_caught": _share([r.caught for r in pairs]),
         "originals_kept": _share([r.kept for r in rows]),
+        "repaired": _share([r.repaired for r in rows]),
+        "repaired_of_caught": _share([r.repaired for r in caught]),
     }
 
 
-def summarise(rows: list[Row], originals: list[Judged]) -> dict[str, Any]:
-    """Figures per kind, pooled and per set, plus the originals' verdicts."""
+def summarise(
+    rows: list[Row], originals: list[Judged], kinds: Iterable[str] = KINDS
+) -> dict[str, Any]:
+    """Figures per kind (of ``kinds``), pooled and per set, plus the originals' verdicts."""
     out: dict[str, Any] = {"originals": {}, "kinds": {}}
     sets = sorted({j.item.dataset for j in originals})
     for name in [*sets, "all"]:
@@ -358,7 +590,7 @@ def summarise(rows: list[Row], originals: list[Judged]) -> dict[str, Any]:
             "verified": _share([j.verdict == "VERIFIED" for j in mine]),
             "errors": sum(j.error is not None for j in mine),
         }
-    for kind in KINDS:
+    for kind in [k for k in KINDS if k in set(kinds)]:
         out["kinds"][kind] = {
             name: figures(
                 [r for r in rows if r.edit.kind == kind and name in ("all", r.source.dataset)]
@@ -374,13 +606,15 @@ def table(summary: dict[str, Any], split: str) -> str:
 
     lines = [
         f"split {split}",
-        f"{'edit':<9} {'set':<14} {'n':>5} {'caught':>8} {'claim':>8} {'pairs':>6} {'pair':>8} {'kept':>8}",
+        f"{'edit':<12} {'set':<14} {'n':>5} {'caught':>8} {'claim':>8} {'pairs':>6} {'pair':>8} "
+        f"{'kept':>8} {'repaired':>9}",
     ]
     for kind, by_set in summary["kinds"].items():
         for name, f in by_set.items():
             lines.append(
-                f"{kind:<9} {name:<14} {f['n']:>5} {pct(f['caught']):>8} {pct(f['claim_caught']):>8} "
-                f"{f['pairs']:>6} {pct(f['pair_caught']):>8} {pct(f['originals_kept']):>8}"
+                f"{kind:<12} {name:<14} {f['n']:>5} {pct(f['caught']):>8} "
+                f"{pct(f['claim_caught']):>8} {f['pairs']:>6} {pct(f['pair_caught']):>8} "
+                f"{pct(f['originals_kept']):>8} {pct(f['repaired']):>9}"
             )
     o = summary["originals"]["all"]
     lines.append(
@@ -403,6 +637,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
     parser.add_argument("--limit", type=int, default=50, help="sentences per set (0 = all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="edit kinds to build"
+    )
     parser.add_argument("--config", default=None, help="guardrail config YAML (default: offline)")
     parser.add_argument(
         "--data-dir", default=None, help="default: $GUARDRAIL_DATA_DIR or ../shared/data"
@@ -429,7 +666,7 @@ def main(argv: list[str] | None = None) -> int:
     for dataset in args.sets:
         found = supported_sentences(load(dataset, root, args.split))
         sources += sample_sources(found, args.limit, args.seed)
-    built = build_edits(sources, spacy_parser(), args.seed)
+    built = build_edits(sources, spacy_parser(), args.seed, args.kinds)
     build_seconds = time.perf_counter() - started
     LOG.info(
         "%d sentences, %d edits (%.0f s)", len(built), sum(len(e) for _, e in built), build_seconds
@@ -456,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         for s, edits in built
         for e in edits
     ]
-    summary = summarise(rows, originals)
+    summary = summarise(rows, originals, args.kinds)
     print(table(summary, args.split))
     print(f"({len(items)} checks in {check_seconds:.0f} s; edits built in {build_seconds:.0f} s)")
     if args.rows:
@@ -466,7 +703,9 @@ def main(argv: list[str] | None = None) -> int:
                     "dataset": r.source.dataset, "item_id": r.source.item_id, "kind": r.edit.kind,
                     "before": r.edit.before, "after": r.edit.after, "edited": r.edit.edited,
                     "original_verdict": r.original.verdict, "edited_verdict": r.edited.verdict,
-                    "edited_claims": r.edited.claims,
+                    "edited_claims": r.edited.claims, "sentence": r.edit.sentence,
+                    "action": r.edited.action, "delivered": r.edited.delivered,
+                    "repaired": r.repaired,
                 }, ensure_ascii=False) + "\n")  # fmt: skip
     if args.out:
         result = {
@@ -478,9 +717,10 @@ def main(argv: list[str] | None = None) -> int:
             "sets": args.sets,
             "limit": args.limit,
             "seed": args.seed,
+            "edit_kinds": args.kinds,
             "seconds": {"build": round(build_seconds), "check": round(check_seconds)},
             **summary,
-            "examples": examples(rows),
+            "examples": examples(rows, kinds=args.kinds),
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
@@ -489,10 +729,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def examples(rows: list[Row], per_kind: int = 3) -> dict[str, list[dict[str, str]]]:
+def examples(
+    rows: list[Row], per_kind: int = 3, kinds: Iterable[str] = KINDS
+) -> dict[str, list[dict[str, str]]]:
     """A few edits per kind that passed while the original was ``VERIFIED`` (missed pairs)."""
     out: dict[str, list[dict[str, str]]] = {}
-    for kind in KINDS:
+    for kind in [k for k in KINDS if k in set(kinds)]:
         missed = [r for r in rows if r.edit.kind == kind and r.kept and not r.caught]
         out[kind] = [
             {

@@ -155,7 +155,7 @@ def test_figures_count_caught_pairs_and_originals_kept() -> None:
     ]
     f = figures(rows)
     assert f == {"n": 4, "caught": 0.75, "claim_caught": 0.75, "pairs": 2, "pair_caught": 0.5,
-                 "originals_kept": 0.5}  # fmt: skip
+                 "originals_kept": 0.5, "repaired": 0.0, "repaired_of_caught": 0.0}  # fmt: skip
 
 
 def test_claim_caught_reads_the_claim_covering_the_change() -> None:
