@@ -69,7 +69,10 @@ def to_float16_storage(src: Path, dst: Path) -> dict[str, int]:
             kept.append(half)
             casts.append(
                 helper.make_node(
-                    "Cast", [half.name], [init.name], to=TensorProto.FLOAT,
+                    "Cast",
+                    [half.name],
+                    [init.name],
+                    to=TensorProto.FLOAT,
                     name=f"{init.name}__cast",
                 )
             )

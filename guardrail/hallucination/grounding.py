@@ -44,7 +44,11 @@ from guardrail.text.values import (
     stated_time,
 )
 
-_VALUE_KINDS = (MentionKind.NUMBER, MentionKind.DATE, MentionKind.TIME)
+FROM_ELSEWHERE = True
+"""Flag a value the region does not state, with nothing in its slot there, that another part
+of the documents states (rule 4)."""
+RIVALS_IN_REGION = True
+"""Look for a competing value in the whole region, not only in the best aligned sentence."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,11 @@ def value_mismatches(
             if not rivals:
                 continue
         else:
-            rivals = [(s, v) for s, v in stated if v.slot == value.slot]
+            rivals = [
+                (s, v)
+                for s, v in stated
+                if v.slot == value.slot and (RIVALS_IN_REGION or s is alignment.best)
+            ]
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
             place, rival = rivals[0]
@@ -240,7 +248,7 @@ def value_mismatches(
                     in_best=place is alignment.best,
                 )
             )
-        elif values.stated_elsewhere(value, region):
+        elif FROM_ELSEWHERE and values.stated_elsewhere(value, region):
             found.append(_elsewhere(value, alignment))
     return found
 

@@ -52,8 +52,7 @@ class CorrectionStage(Stage):
 
     def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
         """Re-check each claim a factual correction changed against the claim's evidence
-        sentence (and the sentence a repair's value was taken from); the correction counts as a
-        repair (``verified``) only if it is then supported."""
+        sentence; the correction counts as a repair (``verified``) only if it is then supported."""
         claims = state.claims or []
         response = state.input.response
         jobs: list[tuple[int, int, str, str]] = []  # (correction, claim, premise, corrected claim)
@@ -85,15 +84,8 @@ class CorrectionStage(Stage):
                 a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
                 fixed = fixed[:a] + c.replacement + fixed[b:]
             snippet = claim.evidence.snippet if claim.evidence else ""
-            # the sentence a repair's value comes from, where it is not the claim's snippet
-            sources = [
-                f.evidence
-                for f in state.flags or []
-                if f.claim_index == index and f.replacement and f.evidence
-            ]
-            premise = " ".join(dict.fromkeys([*sources, snippet]).keys()).strip()
-            if premise:
-                jobs.append((k, index, premise, fixed))
+            if snippet:
+                jobs.append((k, index, snippet, fixed))
         if not jobs:
             return corrections
         from guardrail.hallucination.plan import score

@@ -20,6 +20,7 @@ from guardrail import Guardrail
 from guardrail.report import Action, ClaimStatus, CorrectionType, HallucinationType
 
 pytestmark = pytest.mark.integration
+GROUNDED = {"hallucination": {"value_check": True}}
 
 LOAN = [
     "The loan is offered by First Bank to new customers. The loan carries an interest rate of "
@@ -37,7 +38,7 @@ PLANS = [
 
 @pytest.fixture(scope="module")
 def guard() -> Guardrail:
-    return Guardrail()
+    return Guardrail(GROUNDED)
 
 
 def check(guard: Guardrail, query: str, response: str, passages: list[str]) -> Any:
@@ -106,7 +107,8 @@ def test_the_right_values_written_another_way_are_accepted(guard: Guardrail) -> 
 def test_guarded_rag_flags_a_duration_taken_from_another_meeting() -> None:
     answer = "Sarah Lee coordinates the move with facilities, which will take fifteen minutes."
     index = PassageIndex.from_paths([corpus_path()])
-    rag = GuardedRAG(index, FakeListChatModel(responses=[answer]), max_attempts=1)
+    llm = FakeListChatModel(responses=[answer])
+    rag = GuardedRAG(index, llm, guardrail=Guardrail(GROUNDED), max_attempts=1)
     result = rag.invoke("Who coordinates the office move?")
     report = result.attempts[0].report
     assert report is not None
