@@ -275,7 +275,11 @@ def name_mismatches(
     """
     if nlp is None or not index.sentences:
         return []
-    alignment, names = located if located is not None else claim_alignment(claim_text, index, nlp)
+    if located is None:
+        if not [e for e in _entities(nlp, claim_text) if _distinctive(e.text)]:
+            return []  # no name to check: no alignment needed
+        located = claim_alignment(claim_text, index, nlp)
+    alignment, names = located
     if alignment is None or not names:
         return []
     region = alignment.region_text

@@ -254,12 +254,13 @@ def judge_claims(
         decision = decide_windows(preds)
         misplaced: list[NameMismatch] = []
         moved: list[ValueMismatch] = []
+        english = c.language in (None, "en")
         if aligned is not None and region_values is not None:
-            english = c.language in (None, "en")
-            located = claim_alignment(c.text, aligned, nlp if english and names_checked else None)
+            reader = nlp if english and names_checked else None
+            located = claim_alignment(c.text, aligned, reader) if config.value_check else None
             if names_checked and english:
                 misplaced = name_mismatches(c.text, aligned, nlp, located)
-            if config.value_check and located[0] is not None:
+            if located is not None and located[0] is not None:
                 spans = [(e.start_char, e.end_char) for e in located[1]]
                 moved = value_mismatches(c.text, located[0], region_values, spans)
         features_of = partial(
