@@ -15,7 +15,9 @@ In order (``report.decision`` records each step):
    - ``regenerate`` (``human_review`` below the regenerate band) when a confident problem could
      be neither repaired nor removed, when removals leave less than ``min_kept_share`` of the
      checkworthy claims, or when what remains no longer answers the question (the QUD
-     check run on the delivered text) — a one-claim wrong answer is regenerated. A reply to a
+     check run on the delivered text) — a one-claim wrong answer is regenerated, also below
+     the band when a confident problem names its claim and nothing else is wrong (its
+     confidence is that claim's own score, not a doubt about the check). A reply to a
      remark rather than to a question or request ("I like football." → "Me too! Did you know
      that …?") answers nothing, so these two rules do not apply to it: its wrong fact is
      removed and the rest delivered, unless no text is left;
@@ -192,6 +194,11 @@ def _not_delivered(
 ) -> tuple[Recommendation, str]:
     if checked.confidence >= thresholds.regenerate:
         return _guidance(checked, problems, flagged, cutoffs, extra), why
+    if _one_named_wrong_claim(checked, problems, cutoffs):
+        return _guidance(checked, problems, flagged, cutoffs, extra), (
+            f"{why}; the answer's one claim is wrong and the guidance names it (its confidence "
+            f"{checked.confidence:.2f} is that claim's score, not a doubt about the check)"
+        )
     reason = human_review_reason(
         checked.confidence, checked.coherence, checked.factual, checked.flags,
         cutoffs=cutoffs, thresholds=thresholds,
@@ -199,6 +206,22 @@ def _not_delivered(
     named = "; ".join(f"{p.kind}: '{p.text}'" for p in problems[:5])
     reason = f"{why}. {reason}" + (f" Problems: {named}." if named else "")
     return HumanReview(reason=reason), f"{why}, and confidence below the regenerate band"
+
+
+def _one_named_wrong_claim(
+    checked: Checked, problems: Sequence[Problem], cutoffs: ScoringCutoffs
+) -> bool:
+    """Whether the answer states one checkworthy claim, a confident problem names it, and
+    nothing else is wrong: its regeneration guidance says what to fix, so it is regenerated
+    whatever the confidence (which, for one claim, is that claim's own score)."""
+    checkworthy = [c for c in checked.claims if c.status is not NOT_CHECKWORTHY]
+    if len(checkworthy) != 1 or checkworthy[0].status is ClaimStatus.UNVERIFIED:
+        return False
+    index = checked.claims.index(checkworthy[0])
+    if not problems or any(p.claim_index != index for p in problems):
+        return False
+    coherence = checked.coherence
+    return coherence is None or coherence.score >= cutoffs.incoherent_below
 
 
 def decide(

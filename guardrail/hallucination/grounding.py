@@ -18,9 +18,11 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    a clock time), is a :class:`ValueMismatch`: the claim puts another value where the evidence
    tells the fact. When the region gives exactly one such value it is ``plain``: a repair
    candidate the correction stage re-checks;
-4. a value the region does not state and that only another part of the documents states, with
-   nothing in its slot in the region, is a mismatch without a competitor (``evidence_value``
-   ``None``): the value was taken from elsewhere.
+4. a quantity in a unit of measure, a day or a clock time that the region does not state and
+   that only another part of the documents states, with nothing in its slot in the region, is a
+   mismatch without a competitor (``evidence_value`` ``None``): the value was taken from
+   elsewhere. Years and counts of things are left to rules 2–3: a sentence puts them beside many
+   facts, so "stated elsewhere" says little about them.
 
 A value the query states is never checked (the question names what the answer is about), nor is
 a value the claim does not place (a bare number with no unit word has no slot).
@@ -73,10 +75,37 @@ class Value:
         return ("time",)
 
     @property
+    def measured(self) -> bool:
+        """A quantity in a unit of measure ("fifteen minutes", "$30", "12 km"), a day or a
+        clock time: told where it belongs, not a year ("in 2016") nor a count of things ("two
+        researchers"), which a sentence puts beside many facts."""
+        if self.number is not None:
+            return self.number.unit in _MEASURES
+        if self.date is not None:
+            return self.date[0] != "date" or self.date[1][2] is not None
+        return True
+
+    @property
     def scaled(self) -> bool:
         """A number written with a scale word after it ("5 million"): its digits alone are not
         its value, so a repair of the digits alone is not offered."""
         return self.number is not None and _has_scale(self.mention.text, self.number.value)
+
+    def rounds(self, other: Value) -> bool:
+        """Whether ``self``, a number written with a scale word ("$53 million"), is ``other``
+        rounded to that scale ("$53,193,914"): the evidence states it less precisely, not
+        another value."""
+        if self.number is None or other.number is None or not self.scaled:
+            return False
+        digits = self.mention.text.replace(",", "").rstrip("%").strip()
+        try:
+            scale = self.number.value / float(digits)
+        except (ValueError, ZeroDivisionError):
+            return False
+        return (
+            self.number.unit == other.number.unit
+            and abs(other.number.value - self.number.value) <= 0.5 * scale
+        )
 
     def same(self, other: Value) -> bool:
         """Whether ``self`` (a claim's value) states ``other`` (the evidence's)."""
@@ -96,6 +125,13 @@ def _has_scale(text: str, value: float) -> bool:
     except ValueError:
         return False
 
+
+_MEASURES = frozenset(
+    "% $ € £ ¥ degree second minute hour day week month year decade century mile km kilometre "
+    "kilometer metre meter cm mm kg kilogram gram pound lb ton tonne litre liter gallon mph "
+    "kmh kb mb gb tb ghz mhz hz kw mw watt volt calorie dollar euro pound yen cent".split()
+)
+"""The unit keys of :func:`~guardrail.text.values.stated_number` that are units of measure."""
 
 _SPOKEN = re.compile(
     r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|three|"
@@ -118,10 +154,42 @@ def _mentions(text: str) -> list[Mention]:
     return sorted(found, key=lambda m: m.start)
 
 
+_SPACED_NUMBER = re.compile(
+    r"(?<![\d.,])\d{1,3}(?:, \d{3})+(?![\d]|[.,]\d)"
+    r"|(?<![\d.,])\d+\. \d+(?=\s*(?:%|percent|per cent|thousand|million|billion|trillion)\b)",
+    re.IGNORECASE,
+)
+"""A number a tokeniser spaced out ("3, 800 km", "$ 1, 000", "1. 3 billion"): one value."""
+
+
+_SCALE_WORDS = frozenset({"thousand", "million", "billion", "trillion"})
+
+
+def _spaced_numbers(text: str, found: list[Mention]) -> list[Mention]:
+    for m in _SPACED_NUMBER.finditer(text):
+        found = [f for f in found if not (m.start() <= f.start and f.end <= m.end())]
+        found.append(Mention(m.group(0).replace(" ", ""), MentionKind.NUMBER, m.start(), m.end()))
+    found.sort(key=lambda f: f.start)
+    # a scale word after a number is part of it ("1.3 billion"), not a value of its own
+    return [
+        f
+        for i, f in enumerate(found)
+        if not (
+            i
+            and f.text.casefold() in _SCALE_WORDS
+            and found[i - 1].kind is MentionKind.NUMBER
+            and not text[found[i - 1].end : f.start].strip()
+        )
+    ]
+
+
 def values_in(text: str) -> list[Value]:
-    """The numbers, dates and clock times of ``text`` that can be read as values."""
+    """The numbers, dates and clock times of ``text`` that can be read as values ("one" is
+    not: it is a pronoun or an article as often as a count, "one of the songs")."""
     out: list[Value] = []
-    for m in _mentions(text):
+    for m in _spaced_numbers(text, _mentions(text)):
+        if m.kind is MentionKind.NUMBER and m.text.casefold() == "one":
+            continue
         if m.kind is MentionKind.NUMBER:
             number = stated_number(text, m.text, m.start, m.end)
             if number is not None:
@@ -215,10 +283,21 @@ def value_mismatches(
             continue  # a bare number has no slot
         if any(value.same(q) for q in values.query() if q.kind is value.kind):
             continue
-        stated = [(s, v) for s in region for v in values.of(s) if v.kind is value.kind]
+        # a value the claim states too is no rival ("between 1989 and 1992")
+        stated = [
+            (s, v)
+            for s in region
+            for v in values.of(s)
+            if v.kind is value.kind
+            and (value.same(v) or not any(c.same(v) for c in claimed if c.kind is v.kind))
+        ]
         if any(value.same(v) for _, v in stated):
             rivals = _closer_rivals(value, stated, stems, values.index)
-            if not rivals and _told_apart(value, claim_text, blanked, stated, values.index):
+            if (
+                not rivals
+                and value.measured
+                and _told_apart(value, claim_text, blanked, stated, values.index)
+            ):
                 found.append(_elsewhere(value, alignment))
                 continue
             if not rivals:
@@ -227,7 +306,9 @@ def value_mismatches(
             rivals = [
                 (s, v)
                 for s, v in stated
-                if v.slot == value.slot and (RIVALS_IN_REGION or s is alignment.best)
+                if v.slot == value.slot
+                and not v.rounds(value)
+                and (RIVALS_IN_REGION or s is alignment.best)
             ]
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
@@ -248,7 +329,7 @@ def value_mismatches(
                     in_best=place is alignment.best,
                 )
             )
-        elif FROM_ELSEWHERE and values.stated_elsewhere(value, region):
+        elif FROM_ELSEWHERE and value.measured and values.stated_elsewhere(value, region):
             found.append(_elsewhere(value, alignment))
     return found
 
@@ -321,6 +402,7 @@ def _closer_rivals(
     costs $10; the Pro plan costs $30"), the other values of the clause that matches the claim
     (values masked) strictly better than every clause stating the claim's value; else none."""
     rivals = [(s, v) for s, v in stated if v.slot == value.slot and not value.same(v)]
+    rivals = [(s, v) for s, v in rivals if not v.rounds(value)]
     if not rivals:
         return []
     scored: list[tuple[float, EvidenceSentence, tuple[int, int]]] = []
@@ -347,10 +429,14 @@ def _closer_rivals(
         ),
         default=0.0,
     )
+    # a sibling clause: only a sentence that states the claim's value in another clause
+    siblings = {id(t) for t, v in stated if value.same(v)}
     out: list[tuple[EvidenceSentence, Value]] = []
     for score, sentence, clause in sorted(scored, key=lambda x: -x[0]):
         if score <= own:
             break
+        if id(sentence) not in siblings:
+            continue
         out = [(t, v) for t, v in rivals if t is sentence and holds(sentence, clause, v)]
         if out:
             break

@@ -323,6 +323,8 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
     percent = raw.endswith("%") or raw.casefold().endswith("percent")
     digits = re.sub(r"(?:%|percent)$", "", raw, flags=re.IGNORECASE).strip()
     precision = 0.0
+    if re.fullmatch(r"\d+,\d{1,2}", digits):
+        digits = digits.replace(",", ".")  # a decimal comma ("99,9%"): no thousands group
     if re.fullmatch(r"[-+]?\d[\d,]*(?:\.\d+)?", digits):
         whole, _, fraction = digits.replace(",", "").partition(".")
         value = float(f"{whole}.{fraction}" if fraction else whole)

@@ -161,10 +161,23 @@ def test_unsupported_claim_is_never_delivered_as_is(confidence: float) -> None:
 
 
 def test_very_low_confidence_with_problems_goes_to_a_person() -> None:
-    claims = [claim(S1, ClaimStatus.CONTRADICTED, 0.05, 0.9, 0.05)]
+    claims = [
+        claim(S1, ClaimStatus.CONTRADICTED, 0.05, 0.9, 0.05),
+        claim(S2, ClaimStatus.UNSUPPORTED, 0.1, 0.2, 0.1),
+    ]
     rec, record = run(claims, VerdictLabel.HALLUCINATION, 0.2)
     assert rec.action == "human_review" and "unrepaired" in rec.reason
     assert "below the regenerate band" in record.gate
+
+
+def test_a_one_claim_wrong_answer_is_regenerated_below_the_band() -> None:
+    """Its confidence is that claim's score: the guidance names what to fix, so no person is
+    needed — unless the answer is also incoherent."""
+    claims = [claim(S1, ClaimStatus.CONTRADICTED, 0.05, 0.9, 0.05)]
+    rec, record = run(claims, VerdictLabel.HALLUCINATION, 0.2)
+    assert rec.action == "regenerate" and any(S1 in item for item in rec.items), rec
+    assert "the guidance names it" in record.gate
+    assert record.band is Action.HUMAN_REVIEW and record.overrides_band
 
 
 def test_correct_and_deliver_only_when_every_problem_is_repaired() -> None:

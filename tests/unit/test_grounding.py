@@ -171,3 +171,58 @@ def test_values_in_reads_number_words_beyond_ten() -> None:
         "twenty-five",
         "fifteen",
     ]
+
+
+# --- what the region states in another writing, or in another fact ------------------------------
+
+
+def test_a_number_a_tokeniser_spaced_out_is_one_value() -> None:
+    assert [(v.mention.text, v.number.value if v.number else None) for v in values_in(
+        "about 3, 800 km away and a $ 1, 000 fine for 1. 3 billion people"
+    )] == [("3,800", 3800.0), ("1,000", 1000.0), ("1.3", 1.3e9)]  # fmt: skip
+    passage = "The fortress is located about 3, 800 km from moscow near the border."
+    assert _check("The fortress is located about 3,800 km from moscow.", passage) == []
+    found = _check("The fortress is located about 4,800 km from moscow.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("4,800", "3,800")]
+
+
+def test_a_decimal_comma_is_a_decimal() -> None:
+    n = _number("it stays at 99,9% for a long time", "99,9%")
+    assert n is not None and n.value == pytest.approx(99.9) and n.unit == "%"
+    n = _number("it cost 99,900 dollars", "99,900")
+    assert n is not None and n.value == 99_900
+
+
+def test_one_is_no_value_and_a_scale_word_belongs_to_its_number() -> None:
+    assert values_in("It became one of his signature songs.") == []
+    assert [v.mention.text for v in values_in("Around 1.3 billion people marked it.")] == ["1.3"]
+
+
+def test_values_the_claim_states_together_are_no_rivals_of_each_other() -> None:
+    passage = "Milat murdered seven backpackers between 1989 and 1992 in the state forest."
+    assert _check("Milat murdered seven backpackers between 1989 and 1992.", passage) == []
+    passage = "The executions have been scheduled for December 2019 and January 2020."
+    assert _check("The executions are scheduled for December 2019 and January 2020.", passage) == []
+
+
+def test_a_rounded_evidence_value_is_no_rival_of_the_exact_one() -> None:
+    passage = "The couple won the $53million jackpot. They scooped $53,193,914 on the draw."
+    assert _check("The couple won the jackpot of $53,193,914.", passage) == []
+
+
+def test_a_rival_in_another_sentence_does_not_outweigh_the_value_stated_in_the_region() -> None:
+    passage = (
+        "Blair said he did not want to retire until he was 91 years old. The defiant 61-year-old "
+        "former prime minister said he had decades still in him."
+    )
+    claim = "Former prime minister said he did not want to retire until he was 91 years old."
+    assert _check(claim, passage) == []
+
+
+def test_a_year_or_a_count_stated_only_elsewhere_is_left_to_the_verifier() -> None:
+    passage = (
+        "Researchers found a way to bypass Secure Boot. It affects every device.\n\n"
+        "The 2016 report by two authors was published online."
+    )
+    claim = "In 2016, two researchers found a way to bypass Secure Boot."
+    assert _check(claim, passage, names=("Secure Boot",)) == []
