@@ -356,14 +356,14 @@ class HallucinationConfig(StrictModel):
     of the same kind (WRONG_ATTRIBUTE, :mod:`guardrail.hallucination.alignment`): it counts as
     a missing specific in ``p_supported``, and a claim the verifier supports is no longer
     supported."""
-    value_check: bool = False
-    """Opt-in (it lowers claim and delivery accuracy on the long-answer benchmarks for now):
-    align each claim with the evidence sentences that tell its fact and flag a number, date
+    value_check: bool = True
+    """Align each claim with the evidence sentences that tell its fact and flag a number, date
     or time of the claim those sentences do not state (after normalising units, number words,
-    separators and date formats) while they state another in the same slot, or that only
-    another part of the documents states (:mod:`guardrail.hallucination.grounding`): a claim
-    the verifier supports is no longer supported, and a single value in the slot is offered
-    as the repair."""
+    separators and date formats) while they state another in the same slot, or — for a
+    measure, a day or a clock time — that only another part of the documents states
+    (:mod:`guardrail.hallucination.grounding`): a claim the verifier supports is no longer
+    supported, and a single value in the slot is offered as the repair. ``False`` leaves
+    values found somewhere in the passages to the verifier."""
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     """How the check saves work (BM25 candidate windows, early exit, score cache)."""
     selection: EvidenceSelectionConfig = Field(default_factory=EvidenceSelectionConfig)
