@@ -358,8 +358,9 @@ class HallucinationConfig(StrictModel):
     supported."""
     value_check: bool = False
     """Opt-in: on the decisions benchmark it raised claim and delivery accuracy on the dev
-    split but lowered them on the test split, so it is not yet the default. Align each claim with the evidence sentences that tell its fact and flag a number, date
-    or time of the claim those sentences do not state (after normalising units, number words,
+    split but lowered them on the test split, so it is not yet the default. Align each claim
+    with the evidence sentences that tell its fact and flag a number, date or time of the
+    claim those sentences do not state (after normalising units, number words,
     separators and date formats) while they state another in the same slot, or — for a
     measure, a day or a clock time — that only another part of the documents states
     (:mod:`guardrail.hallucination.grounding`): a claim the verifier supports is no longer
