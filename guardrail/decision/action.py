@@ -263,6 +263,37 @@ def decide(
     return rec, record.model_copy(update={"gate": gate, "overrides_band": override})
 
 
+Choice = tuple[Recommendation, str]
+"""A recommendation and the gate that chose it (the reason ``report.decision`` records)."""
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the rules of :func:`_choose` read: the checked answer, its claims' outcomes and the
+    decision's settings."""
+
+    checked: Checked
+    removed: Sequence[Claim]
+    """The checkworthy claims the delivered text leaves out."""
+    flagged: Sequence[Claim]
+    """The claims shown annotated (uncertain or unverified)."""
+    kept: float | None
+    """Share of the checkworthy claims kept (``None``: no checkworthy claim)."""
+    thresholds: HandlingThresholds
+    granularity: str
+    min_kept_share: float
+    cutoffs: ScoringCutoffs
+
+    def not_delivered(
+        self, problems: Sequence[Problem], flagged: Sequence[Claim], why: str,
+        extra: Sequence[str] = (),
+    ) -> Choice:  # fmt: skip
+        """``regenerate`` (``human_review`` below the regenerate band) because of ``why``."""
+        return _not_delivered(
+            self.checked, problems, flagged, why, self.thresholds, self.cutoffs, extra
+        )
+
+
 def _choose(
     checked: Checked,
     removed: Sequence[Claim],
@@ -272,91 +303,141 @@ def _choose(
     granularity: str,
     min_kept_share: float,
     cutoffs: ScoringCutoffs,
-) -> tuple[Recommendation, str]:
-    c = checked
-    if c.unchecked:
-        reason = human_review_reason(
-            c.confidence, c.coherence, c.factual, c.flags, c.unchecked, cutoffs, thresholds
-        )
-        return HumanReview(reason=reason), FAIL_CLOSED
-    if c.claims and not c.problems and all(x.status is NOT_CHECKWORTHY for x in c.claims):
-        qud = c.coherence.qud_relevance if c.coherence is not None else None
-        if not (asked_something(c.coherence) and qud is not None and not qud.addresses_qud):
-            return Accept(), NOTHING_TO_CHECK
-        if qud.question_type == "statement" and clarifies(c.coherence):
-            # a remark or a request, answered with a question about it: nothing was left
-            # unanswered (the question check is for questions)
-            return Accept(), NOTHING_TO_CHECK
-        return _not_delivered(
-            c, [], [], "nothing to check, and the answer does not address the question asked",
-            thresholds, cutoffs, [ADDRESS_THE_QUESTION],
-        )  # fmt: skip
-    problems = list(c.problems)
+) -> Choice:
+    """The first rule that applies, in the order of the module docstring: the gates, then the
+    claim-level or answer-level rules, then the confidence bands."""
+    ctx = _Context(checked, removed, flagged, kept, thresholds, granularity, min_kept_share,
+                   cutoffs)  # fmt: skip
+    level = _answer_level_rules if granularity == "answer" else _claim_level_rules
+    for rule in (_unchecked_rule, _nothing_to_check_rule, level):
+        choice = rule(ctx)
+        if choice is not None:
+            return choice
+    return _confidence_band_rules(ctx)
+
+
+def _unchecked_rule(ctx: _Context) -> Choice | None:
+    """Fail-closed: an answer that could not be checked goes to a person, whatever its score."""
+    c = ctx.checked
+    if not c.unchecked:
+        return None
+    reason = human_review_reason(
+        c.confidence, c.coherence, c.factual, c.flags, c.unchecked, ctx.cutoffs, ctx.thresholds
+    )
+    return HumanReview(reason=reason), FAIL_CLOSED
+
+
+def _nothing_to_check_rule(ctx: _Context) -> Choice | None:
+    """An answer whose every claim is ``not_checkworthy`` and with no problem is accepted,
+    unless the user asked something it does not answer: then it is not delivered."""
+    c = ctx.checked
+    if not c.claims or c.problems or any(x.status is not NOT_CHECKWORTHY for x in c.claims):
+        return None
+    qud = c.coherence.qud_relevance if c.coherence is not None else None
+    if not (asked_something(c.coherence) and qud is not None and not qud.addresses_qud):
+        return Accept(), NOTHING_TO_CHECK
+    if qud.question_type == "statement" and clarifies(c.coherence):
+        # a remark or a request, answered with a question about it: nothing was left
+        # unanswered (the question check is for questions)
+        return Accept(), NOTHING_TO_CHECK
+    why = "nothing to check, and the answer does not address the question asked"
+    return ctx.not_delivered([], [], why, [ADDRESS_THE_QUESTION])
+
+
+def _fixes(checked: Checked) -> list[Correction]:
+    """The corrections that change the text (annotations excluded)."""
+    return [x for x in checked.corrections if x.type is not CorrectionType.ANNOTATION]
+
+
+def _answer_level_rules(ctx: _Context) -> Choice | None:
+    """``answer`` granularity, all or nothing: a problem not repaired → not delivered; every
+    problem repaired → ``correct_and_deliver``; no problem → no choice (the bands decide)."""
+    problems = list(ctx.checked.problems)
     unfixed = [p for p in problems if p.fixed_by is None]
-    fixes = [x for x in c.corrections if x.type is not CorrectionType.ANNOTATION]
-    if granularity == "answer":
-        if unfixed:
-            gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
-            return _not_delivered(c, unfixed, [], gate, thresholds, cutoffs)
-        if problems:
-            return CorrectAndDeliver(corrections=fixes), (
-                f"all {len(problems)} problem(s) repaired in the corrected text"
-            )
-    else:
-        reasons: list[str] = []
-        extra: list[str] = []
-        if unfixed:
-            reasons.append(
-                f"{len(unfixed)} confident problem(s) could be neither repaired nor removed"
-            )
-        text_kept = c.kept_text_share()
-        # a reply to a remark answers nothing: what is left after removals needs only be text
-        asked = asked_something(c.coherence) is not False
-        if removed and asked and kept is not None and kept < min_kept_share:
-            reasons.append(
-                f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
-                f"(< min_kept_share {min_kept_share:.0%})"
-            )
-        elif text_kept is not None and (
-            text_kept == 0.0 or (kept is None and text_kept < min_kept_share)
-        ):
-            reasons.append(
-                f"the removals would leave {text_kept:.0%} of the answer's text "
-                f"(< min_kept_share {min_kept_share:.0%})"
-            )
-        qud = c.delivered_qud
-        if removed and asked and qud is not None and not qud.addresses_qud:
-            reasons.append("what remains after the removals does not answer the question")
-            extra.append(ADDRESS_THE_QUESTION)
-        if flagged and not c.annotated:
-            reasons.append(
-                "uncertain claims could not be annotated (the correction stage did not run)"
-            )
-        if reasons:
-            named = [p for p in problems if p.fixed_by in (None, "removal")]
-            return _not_delivered(c, named, flagged, "; ".join(reasons), thresholds, cutoffs, extra)
-        if problems:
-            gate = f"{len(problems)} confident problem(s): {len(removed)} claim(s) removed"
-            repaired = len({p.claim_index for p in problems if p.fixed_by not in (None, "removal")})
-            if repaired:
-                gate += f", {repaired} repaired"
-            if flagged:
-                gate += f"; {len(flagged)} uncertain claim(s) annotated"
-            return CorrectAndDeliver(corrections=fixes), gate
-        if flagged:
-            spans = [x.span for x in flagged]
-            severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
-            return AcceptWithFlags(flags=spans, severity=severity), (
-                f"no confident problem; {len(flagged)} uncertain claim(s) annotated"
-            )
+    if unfixed:
+        gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
+        return ctx.not_delivered(unfixed, [], gate)
+    if problems:
+        return CorrectAndDeliver(corrections=_fixes(ctx.checked)), (
+            f"all {len(problems)} problem(s) repaired in the corrected text"
+        )
+    return None
+
+
+def _claim_level_rules(ctx: _Context) -> Choice | None:
+    """``claim`` granularity: not delivered when a reason of :func:`_undeliverable` holds;
+    else ``correct_and_deliver`` when confident problems were repaired or removed, else
+    ``accept_with_flags`` when uncertain claims are annotated; else no choice (the bands)."""
+    c = ctx.checked
+    problems = list(c.problems)
+    reasons, extra = _undeliverable(ctx)
+    if reasons:
+        named = [p for p in problems if p.fixed_by in (None, "removal")]
+        return ctx.not_delivered(named, ctx.flagged, "; ".join(reasons), extra)
+    if problems:
+        gate = f"{len(problems)} confident problem(s): {len(ctx.removed)} claim(s) removed"
+        repaired = len({p.claim_index for p in problems if p.fixed_by not in (None, "removal")})
+        if repaired:
+            gate += f", {repaired} repaired"
+        if ctx.flagged:
+            gate += f"; {len(ctx.flagged)} uncertain claim(s) annotated"
+        return CorrectAndDeliver(corrections=_fixes(c)), gate
+    if ctx.flagged:
+        spans = [x.span for x in ctx.flagged]
+        severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
+        return AcceptWithFlags(flags=spans, severity=severity), (
+            f"no confident problem; {len(ctx.flagged)} uncertain claim(s) annotated"
+        )
+    return None
+
+
+def _undeliverable(ctx: _Context) -> tuple[list[str], list[str]]:
+    """Why the claim-level delivery cannot be shown (empty: it can), and the guidance items
+    those reasons add: a confident problem neither repaired nor removed, removals leaving too
+    little, a delivered text that no longer answers the question, or uncertain claims that
+    could not be annotated. A reply to a remark answers nothing: what is left after removals
+    needs only be text."""
+    c, removed, kept, share = ctx.checked, ctx.removed, ctx.kept, ctx.min_kept_share
+    reasons: list[str] = []
+    extra: list[str] = []
+    unfixed = [p for p in c.problems if p.fixed_by is None]
+    if unfixed:
+        reasons.append(f"{len(unfixed)} confident problem(s) could be neither repaired nor removed")
+    text_kept = c.kept_text_share()
+    asked = asked_something(c.coherence) is not False
+    if removed and asked and kept is not None and kept < share:
+        reasons.append(
+            f"removing {len(removed)} claim(s) would leave {kept:.0%} of the answer "
+            f"(< min_kept_share {share:.0%})"
+        )
+    elif text_kept is not None and (text_kept == 0.0 or (kept is None and text_kept < share)):
+        reasons.append(
+            f"the removals would leave {text_kept:.0%} of the answer's text "
+            f"(< min_kept_share {share:.0%})"
+        )
+    qud = c.delivered_qud
+    if removed and asked and qud is not None and not qud.addresses_qud:
+        reasons.append("what remains after the removals does not answer the question")
+        extra.append(ADDRESS_THE_QUESTION)
+    if ctx.flagged and not c.annotated:
+        reasons.append("uncertain claims could not be annotated (the correction stage did not run)")
+    return reasons, extra
+
+
+def _confidence_band_rules(ctx: _Context) -> Choice:
+    """No rule above applied: ``accept`` when every claim is supported and nothing was found,
+    else the confidence band — never ``accept`` with a claim to flag, and never
+    ``accept_with_flags`` with nothing to flag."""
+    c, flagged = ctx.checked, ctx.flagged
     if _all_supported_nothing_found(c):
         return Accept(), (
             f"every claim supported and nothing found (the confidence {c.confidence:.2f} "
             "stays on the report)"
         )
     rec = recommend(
-        c.confidence, c.coherence, c.factual, c.flags, c.corrections, thresholds, cutoffs=cutoffs
-    )
+        c.confidence, c.coherence, c.factual, c.flags, c.corrections, ctx.thresholds,
+        cutoffs=ctx.cutoffs,
+    )  # fmt: skip
     if rec.action == "accept" and flagged:
         # a claim the report does not call supported is never shown unmarked
         rec = AcceptWithFlags(flags=[x.span for x in flagged])
