@@ -3,8 +3,13 @@
 ::
 
     GuardInput ─► guardrail.coherence ─► guardrail.claims ─► guardrail.fact_validation
-               ─► guardrail.hallucination ─► guardrail.correction
-               ─► guardrail.confidence ─► guardrail.recommendation ─► GuardReport
+               ─► guardrail.hallucination ─► guardrail.repair ─► guardrail.plan
+               ─► guardrail.correction ─► guardrail.confidence ─► guardrail.recommendation
+               ─► GuardReport
+
+After the checks, one step plans the answer (``guardrail.plan``: the problems, the fixes the
+repairs make, the delivery plan; :func:`~guardrail.decision.plan_answer`), whatever stages
+ran; the correction stage applies that plan and the recommendation decides the action from it.
 
 Example::
 
@@ -32,6 +37,7 @@ from pydantic import ValidationError
 
 from guardrail.config import FailurePolicy, GuardrailConfig
 from guardrail.decision import (
+    AnswerPlan,
     Checked,
     claim_outcomes,
     consistent_verdict,
@@ -42,10 +48,13 @@ from guardrail.decision import (
 from guardrail.errors import ConfigError, GuardrailError, InputError, StageError
 from guardrail.inputs import GuardInput, coerce_input
 from guardrail.report import (
+    Claim,
     ConfidenceBreakdown,
+    Decision,
     FactualValidationResult,
     GuardReport,
     HallucinationFlag,
+    Recommendation,
     StageRecord,
     StageStatus,
     ValidationStatus,
@@ -61,10 +70,11 @@ from guardrail.stages.base import (
     Stage,
     StageUpdate,
     check_order,
+    is_disabled,
     writers,
 )
 from guardrail.step_runs import StepRunnable, View, acall_traced, call_traced
-from guardrail.trace_views import bounded
+from guardrail.trace_views import bounded, json_view
 from guardrail.tracing import (
     confidence_inputs,
     confidence_outputs,
@@ -78,14 +88,41 @@ logger = logging.getLogger(__name__)
 
 def default_stages() -> list[type[Stage]]:
     """The built-in stages, in order: coherence, claims, fact validation, hallucination,
-    correction. Add, remove or replace entries and pass the list as ``Guardrail(stages=...)``."""
+    repair, correction (the decision's plan is made between the last two). Add, remove or
+    replace entries and pass the list as ``Guardrail(stages=...)``."""
     from guardrail.stages.claims import ClaimsStage
     from guardrail.stages.coherence import CoherenceStage
-    from guardrail.stages.correction import CorrectionStage
+    from guardrail.stages.correction import CorrectionStage, RepairStage
     from guardrail.stages.facts import FactValidationStage
     from guardrail.stages.hallucination import HallucinationStage
 
-    return [CoherenceStage, ClaimsStage, FactValidationStage, HallucinationStage, CorrectionStage]
+    return [
+        CoherenceStage,
+        ClaimsStage,
+        FactValidationStage,
+        HallucinationStage,
+        RepairStage,
+        CorrectionStage,
+    ]
+
+
+PLAN_READS = ("claims", "flags", "factual", "verdict", "repairs", "calibration", "coherence")
+"""The state fields the decision's plan is made from."""
+
+
+def plan_position(stages: Sequence[Stage]) -> int:
+    """Where the plan step runs among ``stages``: before the first stage that reads ``plan``
+    (the correction stage, which applies it), else after the last stage. A stage at or after
+    that place writing a field the plan reads is a ``ConfigError`` naming both."""
+    at = next((i for i, st in enumerate(stages) if "plan" in (*st.needs, *st.reads)), len(stages))
+    for st in stages[at:]:
+        late = [f for f in PLAN_READS if f in st.writes]
+        if late:
+            raise ConfigError(
+                f"stage {st.name!r} writes {late[0]!r}, which the decision's plan reads before "
+                f"stage {stages[at].name!r}: put {st.name!r} before {stages[at].name!r}"
+            )
+    return at
 
 
 class _StageStep:
@@ -131,7 +168,7 @@ class _StageStep:
         start = time.perf_counter()
         update: dict[str, Any] = {}
         extension: Any = None
-        if self.name in self.config.disabled_stages:
+        if is_disabled(self.stage, self.config.disabled_stages):
             status, reason = StageStatus.SKIPPED, "disabled in config"
         else:
             skip = self.stage.skip_reason(state)
@@ -240,29 +277,60 @@ def _confidence_step(
     return step
 
 
+def _plan_step(config: GuardrailConfig) -> Callable[[PipelineState], tuple[PipelineState, View]]:
+    """The step that plans the answer, once per check whatever stages ran, and hands the plan
+    on in ``state.plan`` (the one call of :func:`~guardrail.decision.plan_answer`)."""
+
+    def step(state: PipelineState) -> tuple[PipelineState, View]:
+        plan = plan_answer(
+            state.claims or [],
+            state.flags or [],
+            state.factual,
+            state.verdict,
+            state.repairs or [],
+            state.calibration,
+            state.coherence,
+            config,
+        )
+        return state.model_copy(update={"plan": plan}), lambda: _plan_outputs(plan)
+
+    return step
+
+
+def _plan_inputs(state: PipelineState) -> dict[str, Any]:
+    """The ``guardrail.plan`` run's inputs: what the plan is made from."""
+    return bounded(json_view({field: getattr(state, field) for field in PLAN_READS}))
+
+
+def _plan_outputs(plan: AnswerPlan) -> dict[str, Any]:
+    """The ``guardrail.plan`` run's outputs: the problems and what the delivery removes and
+    annotates (spans and reasons)."""
+    delivery = plan.delivery
+    view = {
+        "problems": plan.problems,
+        "removals": [{"span": r.span, "reason": r.reason} for r in delivery.removals],
+        "notes": [{"span": n.span, "label": n.label} for n in delivery.notes],
+        "recheck_question": plan.recheck_question,
+    }
+    return bounded(json_view(view))
+
+
 def _recommendation_step(
     config: GuardrailConfig, verdict_stages: Collection[str]
 ) -> Callable[[dict[str, Any]], tuple[GuardReport, View]]:
     def step(data: dict[str, Any]) -> tuple[GuardReport, View]:
         state: PipelineState = data["state"]
-        breakdown: ConfidenceBreakdown = data["breakdown"]
         confidence: float = data["confidence"]
-        unchecked = unchecked_reasons(state, config, verdict_stages)
-        flags = state.flags or []
-        claims = state.claims or []
+        if state.plan is None:  # the plan step runs before this one in every pipeline
+            raise GuardrailError("the answer was not planned before the recommendation")
         verdict = state.verdict or Verdict(
             reason="the hallucination stage did not run",
             retrieval_score=state.input.retrieval_score,
         )
+        # the plan's problems, marked with what the delivered text did (removals included)
+        problems = mark_fixes(state.plan.problems, state.corrections)
+        claims = claim_outcomes(state.claims or [], state.corrections)
         decision = config.decision
-        problems = state.problems
-        if problems is None:  # no correction stage applied a plan: find the problems here
-            planned = plan_answer(
-                claims, flags, state.factual, verdict, [], state.calibration, config
-            )
-            problems = mark_fixes(planned.problems, state.corrections)
-        verdict = consistent_verdict(verdict, problems)
-        claims = claim_outcomes(claims, state.corrections)
         recommendation, decision_record = decide(
             Checked(
                 confidence=confidence,
@@ -270,9 +338,9 @@ def _recommendation_step(
                 claims=claims,
                 coherence=state.coherence,
                 factual=state.factual,
-                flags=flags,
+                flags=state.flags or [],
                 corrections=state.corrections,
-                unchecked=unchecked,
+                unchecked=unchecked_reasons(state, config, verdict_stages),
                 delivered_qud=state.delivered_qud,
                 annotated=state.annotated is not None,
                 original=state.input.response,
@@ -283,33 +351,57 @@ def _recommendation_step(
             min_kept_share=decision.min_kept_share,
             cutoffs=config.scoring,
         )
-        original = state.input.response
-        report = GuardReport(
-            original=original,
-            corrected=state.corrected if state.corrected is not None else original,
-            annotated=state.annotated if state.annotated is not None else original,
-            coherence=state.coherence,
-            factual_validation=state.factual,
-            hallucination_flags=report_flags(original, flags, state.factual),
-            corrections=state.corrections,
-            new_entities=state.new_entities,
-            confidence=confidence,
-            confidence_breakdown=breakdown,
+        report = _report(
+            state,
+            config,
+            data["breakdown"],
+            confidence,
+            claims=claims,
+            verdict=consistent_verdict(verdict, problems),
             recommendation=recommendation,
             decision=decision_record,
-            claims=claims,
-            verdict=verdict,
-            stages=state.stages,
-            timings_ms={r.name: round(r.duration_ms, 3) for r in state.stages},
-            language=state.language,
-            session_id=state.input.session_id,
-            turn_id=state.input.turn_id,
-            profile=config.profile,
-            extensions=state.extensions,
         )
         return report, lambda: recommendation_outputs(report)
 
     return step
+
+
+def _report(
+    state: PipelineState,
+    config: GuardrailConfig,
+    breakdown: ConfidenceBreakdown,
+    confidence: float,
+    *,
+    claims: list[Claim],
+    verdict: Verdict,
+    recommendation: Recommendation,
+    decision: Decision,
+) -> GuardReport:
+    """The report of one check: the state's results, the confidence and the decision."""
+    original = state.input.response
+    return GuardReport(
+        original=original,
+        corrected=state.corrected if state.corrected is not None else original,
+        annotated=state.annotated if state.annotated is not None else original,
+        coherence=state.coherence,
+        factual_validation=state.factual,
+        hallucination_flags=report_flags(original, state.flags or [], state.factual),
+        corrections=state.corrections,
+        new_entities=state.new_entities,
+        confidence=confidence,
+        confidence_breakdown=breakdown,
+        recommendation=recommendation,
+        decision=decision,
+        claims=claims,
+        verdict=verdict,
+        stages=state.stages,
+        timings_ms={r.name: round(r.duration_ms, 3) for r in state.stages},
+        language=state.language,
+        session_id=state.input.session_id,
+        turn_id=state.input.turn_id,
+        profile=config.profile,
+        extensions=state.extensions,
+    )
 
 
 def _log(report: GuardReport, config: RunnableConfig) -> None:
@@ -386,6 +478,10 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         for st in built:
             runner = _StageStep(st, self.config)
             steps.append(StepRunnable(f"guardrail.{st.name}", runner.traced, runner.inputs_view))
+        steps.insert(
+            plan_position(built),
+            StepRunnable("guardrail.plan", _plan_step(self.config), _plan_inputs),
+        )
         steps.append(
             StepRunnable("guardrail.confidence", _confidence_step(self.config), confidence_inputs)
         )
@@ -406,7 +502,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
 
         uses: dict[str, tuple[str, ...]] = {}
         for st in stages:
-            if st.name in self.config.disabled_stages:
+            if is_disabled(st, self.config.disabled_stages):
                 continue
             unknown = set(st.uses) - RESOURCES
             if unknown:
@@ -464,7 +560,9 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
     def _ahead(self, data: GuardInput) -> list[str]:
         """The texts the enabled stages will parse besides the response (``parses_ahead``)."""
         disabled = self.config.disabled_stages
-        texts = [t for st in self.stages if st.name not in disabled for t in st.parses_ahead(data)]
+        texts = [
+            t for st in self.stages if not is_disabled(st, disabled) for t in st.parses_ahead(data)
+        ]
         return list(dict.fromkeys(texts))
 
     def _parse(

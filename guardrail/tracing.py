@@ -179,7 +179,7 @@ def recommendation_inputs(data: dict[str, Any]) -> dict[str, Any]:
                 "verdict": state.verdict,
                 "claims": state.claims,
                 "flags": state.flags,
-                "problems": state.problems,
+                "problems": state.plan.problems if state.plan is not None else None,
                 "corrections": state.corrections,
                 "stages": [{"name": r.name, "status": r.status} for r in state.stages],
             }

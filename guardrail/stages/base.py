@@ -44,6 +44,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from guardrail.config import GuardrailConfig
+from guardrail.decision.plan import AnswerPlan
 from guardrail.errors import ConfigError
 from guardrail.inputs import GuardInput
 from guardrail.report import (
@@ -55,7 +56,6 @@ from guardrail.report import (
     FactualValidationResult,
     HallucinationFlag,
     NewEntity,
-    Problem,
     QUDRelevance,
     StageRecord,
     Verdict,
@@ -81,17 +81,25 @@ class StageFields(BaseModel):
     calibration: CalibrationUsed | None = None
     """The claim calibration the hallucination stage scored with (``None``: no claim was
     scored under a calibration); the decision reads its ``remove_below``."""
-    problems: list[Problem] | None = None
-    """What blocks showing claims as they are, found once by the decision
-    (:func:`guardrail.decision.plan_answer`) and marked with the repairs and removals the
-    correction stage applies; the recommendation reads the same list."""
+    repairs: list[Correction] | None = None
+    """The repairs the text takes whatever the decision's plan (spelling, grammar,
+    knowledge-base and evidence values, severe removals), each factual one re-checked
+    (``verified``): set by the repair stage; the plan reads which problems they fix."""
+    repair_edits: Any = None
+    """The text edits behind ``repairs`` (a :class:`guardrail.correction.corrector.Repairs`),
+    found once by the repair stage and applied by the correction stage."""
+    plan: InstanceOf[AnswerPlan] | None = None
+    """The decision's plan: the problems, found once and marked with ``repairs``, and what the
+    delivered text removes and annotates. Made once per check by the pipeline's plan step
+    (:func:`guardrail.decision.plan_answer`) whatever stages ran, before the first stage that
+    reads it (the correction stage, which applies it); the recommendation reads it."""
     corrections: list[Correction] | None = None
     corrected: str | None = None
     annotated: str | None = None
     new_entities: list[NewEntity] | None = None
     delivered_qud: QUDRelevance | None = None
     """The QUD check on the text left after the decision's removals (set by the
-    correction stage only when it removed something)."""
+    correction stage only when it removed something and the plan asks for the check)."""
 
 
 class StageUpdate(StageFields):
@@ -329,6 +337,9 @@ class Stage(ABC):
     """State fields the stage reads when present: a stage writing one must come earlier."""
     writes: ClassVar[tuple[str, ...]] = ()
     """State fields the stage's update may set (besides its own ``extension``)."""
+    disabled_with: ClassVar[str | None] = None
+    """The stage this one is a part of: its entry in ``disabled_stages`` disables this one too
+    (the repair stage is disabled with ``correction``)."""
     uses: ClassVar[tuple[str, ...]] = ()
     """Models the stage loads from its resources (``"nlp"``, ``"embedder"``, ``"verifier"``):
     the packages the configured ones need are checked installed when the guardrail is built
@@ -415,6 +426,13 @@ def check_order(stages: Sequence[Stage], disabled: Collection[str] = ()) -> None
                     else "no earlier stage writes it"
                 )
                 raise ConfigError(f"stage {stage.name!r} needs {field!r}: {where}")
+
+
+def is_disabled(stage: Stage, disabled: Collection[str]) -> bool:
+    """Whether ``disabled`` (``disabled_stages``) names ``stage`` or the stage it is part of."""
+    return stage.name in disabled or (
+        stage.disabled_with is not None and stage.disabled_with in disabled
+    )
 
 
 def writers(stages: Iterable[Stage], field: str) -> list[str]:

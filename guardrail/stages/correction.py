@@ -1,36 +1,73 @@
-"""The correction stage (post-processing stage 4) and new-entity extraction.
+"""The repair and correction stages (post-processing): the repairs, then the plan applied.
 
-Sets ``state.corrections``, ``state.corrected``, ``state.annotated`` and
-``state.new_entities``. It reads ``state.factual`` (fact validation) and ``state.flags``
-(hallucination detection) when those ran; the logic is in :mod:`guardrail.correction`.
+The decision's plan sits between them (:func:`guardrail.decision.plan_answer`, made by the
+pipeline's plan step whatever stages ran):
+
+- :class:`RepairStage` (``repair``) finds the repairs the text takes whatever the plan
+  (spelling, grammar, knowledge-base and evidence values, severe removals) and re-checks each
+  claim a value repair changed; sets ``state.repairs`` and ``state.repair_edits``;
+- :class:`CorrectionStage` (``correction``) applies the plan: its removals and annotations with
+  the repairs; sets ``state.corrections``, ``state.corrected``, ``state.annotated``,
+  ``state.new_entities`` and, when the plan asks, ``state.delivered_qud``.
+
+Both are off when ``correction`` is in ``disabled_stages``. They read ``state.factual`` (fact
+validation) and ``state.flags`` (hallucination detection) when those ran; the logic is in
+:mod:`guardrail.correction`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
+from guardrail.errors import StageError
 from guardrail.report import Correction, CorrectionType, QUDRelevance
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
+from guardrail.trace_views import json_view
 
 logger = logging.getLogger(__name__)
 
 
-class CorrectionStage(Stage):
-    """Corrects, annotates and lists new entities; not itself a check."""
+class _Correcting(Stage):
+    """What the repair and correction stages share: the corrector and its arguments."""
 
-    name = "correction"
-    reads = (
-        "claims",
-        "extracted_claims",
-        "factual",
-        "flags",
-        "verdict",
-        "calibration",
-        "coherence",
-        "doc",
-    )
-    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud", "problems")
-    uses = ("nlp", "embedder", "verifier")
+    def _corrector(self) -> Any:
+        """The response corrector of the correction settings (with the spell checker when
+        spelling is corrected)."""
+        from guardrail.correction import ResponseCorrector, load_speller
+
+        cfg = self.config.correction
+        speller = (
+            self.resources.get("spellchecker", load_speller)
+            if cfg.auto_correct and cfg.spelling
+            else None
+        )
+        return ResponseCorrector(cfg, speller)
+
+    def _arguments(self, state: PipelineState) -> tuple[Any, ...]:
+        """The corrector's arguments: the response's parse, the fact validation, the flags and
+        the dialogue's entities."""
+        doc = self.nlp(state)(state.input.response)
+        return (doc, state.factual, state.flags or [], state.input.dialogue.entities)
+
+    @staticmethod
+    def _supported(state: PipelineState) -> list[Any]:
+        """The spans of the claims the evidence supports (never annotated)."""
+        from guardrail.report import ClaimStatus
+
+        return [c.span for c in state.claims or [] if c.status is ClaimStatus.SUPPORTED]
+
+
+class RepairStage(_Correcting):
+    """Finds the repairs the text takes whatever the plan, and re-checks the value repairs;
+    part of correction (off with it), not itself a check."""
+
+    name = "repair"
+    disabled_with = "correction"
+    reads = ("claims", "extracted_claims", "factual", "flags", "doc")
+    writes = ("repairs", "repair_edits")
+    uses = ("nlp", "verifier")
 
     def _vocabulary(self, state: PipelineState) -> set[str]:
         from guardrail.correction import vocabulary_of
@@ -104,45 +141,57 @@ class CorrectionStage(Stage):
         return out
 
     def run(self, state: PipelineState) -> StageUpdate:
-        from guardrail.correction import ResponseCorrector, count_by_type, load_speller
-        from guardrail.decision import mark_fixes, plan_answer
-        from guardrail.report import ClaimStatus
-
-        cfg = self.config.correction
-        nlp = self.nlp(state)
-        speller = (
-            self.resources.get("spellchecker", load_speller)
-            if cfg.auto_correct and cfg.spelling
-            else None
-        )
-        corrector = ResponseCorrector(cfg, speller)
-        doc = nlp(state.input.response)
-        claims = state.claims or []
-        supported = [c.span for c in claims if c.status is ClaimStatus.SUPPORTED]
-        args = (doc, state.factual, state.flags or [], state.input.dialogue.entities)
+        corrector = self._corrector()
+        args = self._arguments(state)
         vocabulary = self._vocabulary(state)
-        # Pass 1: the repairs (spelling, knowledge-base and evidence values), re-checked.
-        repairs = corrector.repairs(*args, vocabulary)  # found once, applied in both passes
-        first = corrector.correct(*args, vocabulary, supported=supported, repairs=repairs)
-        corrections = self._recheck(state, first.corrections)
-        # Pass 2: the decision's plan (the problems, found once, given which are repaired),
-        # applied: its removals and annotations.
-        planned = plan_answer(
-            claims,
-            state.flags or [],
-            state.factual,
-            state.verdict,
-            corrections,
-            state.calibration,
-            self.config,
+        edits = corrector.repairs(*args, vocabulary)  # found once, applied by both stages
+        found = corrector.correct(
+            *args, vocabulary, supported=self._supported(state), repairs=edits
         )
-        plan = planned.delivery
-        outcome = corrector.correct(
-            *args, vocabulary, plan=plan, supported=supported, repairs=repairs
+        return StageUpdate(repairs=self._recheck(state, found.corrections), repair_edits=edits)
+
+    def trace_outputs(self, written: Mapping[str, Any], extension: Any = None) -> dict[str, Any]:
+        """The repairs found, when it ran (their edits are what the correction stage applies)."""
+        return {"repairs": json_view(written["repairs"])} if "repairs" in written else {}
+
+
+class CorrectionStage(_Correcting):
+    """Applies the decision's plan: removals, annotations and the repairs, giving the
+    corrected and annotated texts; lists new entities; not itself a check."""
+
+    name = "correction"
+    needs = ("repair_edits",)
+    reads = ("claims", "factual", "flags", "repairs", "plan", "doc")
+    writes = ("corrections", "corrected", "annotated", "new_entities", "delivered_qud")
+    uses = ("nlp", "embedder")
+
+    def skip_reason(self, state: PipelineState) -> str | None:
+        if state.repair_edits is None or state.plan is None:
+            return "the repair stage did not run"
+        return None
+
+    def trace_inputs(self, state: PipelineState) -> dict[str, Any]:
+        """What the stage reads, without the repairs' text edits (``repairs`` shows them)."""
+        view = super().trace_inputs(state)
+        view.pop("repair_edits", None)
+        return view
+
+    def run(self, state: PipelineState) -> StageUpdate:
+        from guardrail.correction import count_by_type
+
+        plan = state.plan
+        if plan is None:  # skip_reason skips the stage without a plan
+            raise StageError(self.name, "no plan to apply")
+        outcome = self._corrector().correct(
+            *self._arguments(state),
+            set(),  # the vocabulary is read only to find repairs: found already
+            plan=plan.delivery,
+            supported=self._supported(state),
+            repairs=state.repair_edits,
         )
         verified = {
             (c.span.start, c.span.end, c.replacement): c
-            for c in corrections
+            for c in state.repairs or []
             if c.type is CorrectionType.FACTUAL
         }
         final = [
@@ -157,24 +206,15 @@ class CorrectionStage(Stage):
             corrected=outcome.corrected,
             annotated=outcome.annotated,
             new_entities=outcome.new_entities,
-            # the same problems, marked with what the delivered text did (removals included)
-            problems=mark_fixes(planned.problems, final),
         )
-        if plan.removals:  # only then can the answer have lost what answered the question
+        if plan.delivery.removals and plan.recheck_question:
+            # only then can the answer have lost what answered the question
             qud = self._delivered_qud(state, outcome.corrected)
             update = StageUpdate(**update.fields(), delivered_qud=qud)
         return update
 
-    def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance | None:
-        """The QUD check on the text left after removals (``None``: not applicable, or not read:
-        the decision reads it only at claim granularity, when the user asked something)."""
-        from guardrail.decision.action import asked_something
-
-        coherence = state.coherence
-        if coherence is None or not coherence.qud_relevance.details.get("applicable", False):
-            return None
-        if self.config.decision.granularity == "answer" or asked_something(coherence) is False:
-            return None
+    def _delivered_qud(self, state: PipelineState, text: str) -> QUDRelevance:
+        """The QUD check on the text left after removals."""
         if not text.strip():
             return QUDRelevance(score=0.0, addresses_qud=False, details={"applicable": True})
         from guardrail.coherence.checker import check_qud, kept_sentences_doc

@@ -22,7 +22,7 @@ import pytest
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport
 from guardrail.tracing import FEEDBACK_KEYS, FeedbackRecorder, RunTreeCollector, record_feedback
-from tests.stage_names import STAGES
+from tests.stage_names import STAGES, STEPS
 
 pytestmark = pytest.mark.integration
 
@@ -33,10 +33,7 @@ DATA = {
     "session_id": "session-9",
     "turn_id": 1,
 }
-EXPECTED_CHILDREN = [f"guardrail.{name}" for name in STAGES] + [
-    "guardrail.confidence",
-    "guardrail.recommendation",
-]
+EXPECTED_CHILDREN = list(STEPS)
 
 
 PROJECT = {

@@ -196,6 +196,7 @@ def test_all_stages_disabled_never_accepts_and_reports_every_stage() -> None:
     guard = Guardrail({"disabled_stages": names})
     report = guard.invoke({"query": "q?", "response": "An answer.", "passages": ["evidence"]})
     assert isinstance(report, GuardReport)
+    names.insert(4, "repair")  # part of correction, disabled with it
     assert [s.name for s in report.stages] == names
     assert all(
         s.status is StageStatus.SKIPPED and s.reason == "disabled in config" for s in report.stages

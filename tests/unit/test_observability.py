@@ -23,7 +23,7 @@ from guardrail.integrations.otel import OpenTelemetryCallbackHandler
 from guardrail.observability import LEVELS, LOG_CHECK, JsonFormatter, check_fields, log_check
 from guardrail.pipeline import Guardrail
 from guardrail.report import AcceptWithFlags, Action, GuardReport, Span
-from tests.stage_names import STAGES
+from tests.stage_names import RECORDS, STAGES, STEPS
 
 DATA = {
     "query": "When is the meeting with John?",
@@ -94,7 +94,7 @@ def test_one_record_per_check_at_the_recommendation_level(
     assert record.guardrail == fields  # type: ignore[attr-defined]
     assert fields["recommendation"] == action.value
     assert fields["session_id"] == "s-1" and fields["turn_id"] == 3
-    assert set(fields["timings_ms"]) >= {f"{name}" for name in STAGES}
+    assert set(fields["timings_ms"]) >= set(RECORDS)
     if action is Action.REGENERATE:
         assert "guidance" in fields
     if action is Action.HUMAN_REVIEW:
@@ -163,10 +163,7 @@ def test_one_span_per_check_and_one_child_per_stage(
     root = by_name["guardrail"]
     assert root.parent is not None and root.parent.span_id == app_span.get_span_context().span_id
     stages = [s for s in spans if s.parent is not None and s.parent.span_id == root.context.span_id]
-    expected = [f"guardrail.{n}" for n in STAGES] + [
-        "guardrail.confidence",
-        "guardrail.recommendation",
-    ]
+    expected = list(STEPS)
     assert sorted(s.name for s in stages) == sorted(expected)
     assert [s.name for s in sorted(stages, key=lambda s: s.start_time)] == expected
     assert root.attributes["guardrail.verdict"] == report.verdict.label.value

@@ -94,12 +94,13 @@ class SneakyStage(Stage):
 INPUT = {"query": "Hi?", "response": "That is a stupid question.", "passages": []}
 
 
-def test_default_stages_are_the_five_builtins_in_order() -> None:
+def test_default_stages_are_the_six_builtins_in_order() -> None:
     assert [s.name for s in default_stages()] == [
         "coherence",
         "claims",
         "fact_validation",
         "hallucination",
+        "repair",
         "correction",
     ]
 
@@ -177,13 +178,17 @@ def test_disabling_claims_checks_the_response_as_one_claim() -> None:
 
 
 def test_a_stage_writing_what_an_earlier_stage_read_is_a_config_error_naming_both() -> None:
-    # correction reads coherence: a stage overwriting it afterwards would go unseen by it
-    with pytest.raises(ConfigError, match=r"'correction'.*'politeness'"):
+    # the plan, made before the correction stage, reads coherence: a stage overwriting it
+    # afterwards would go unseen by it
+    with pytest.raises(ConfigError, match=r"'politeness' writes 'coherence'.*'correction'"):
         Guardrail(stages=[*default_stages(), PolitenessStage])
-    coherence, claims, facts, hallucination, correction = default_stages()
-    # correction before hallucination: it would plan on claims not yet judged
-    with pytest.raises(ConfigError, match=r"'correction'.*'hallucination'"):
-        Guardrail(stages=[coherence, claims, facts, correction, hallucination])
+    coherence, claims, facts, hallucination, repair, correction = default_stages()
+    # correction before hallucination: it would apply a plan made on claims not yet judged
+    with pytest.raises(ConfigError, match=r"'repair'.*'hallucination'"):
+        Guardrail(stages=[coherence, claims, facts, repair, correction, hallucination])
+    # the correction stage applies the repairs the repair stage found
+    with pytest.raises(ConfigError, match=r"'correction' needs 'repair_edits'"):
+        Guardrail(stages=[coherence, claims, facts, hallucination, correction])
 
 
 def test_a_misordered_or_missing_needed_field_is_a_config_error_naming_both() -> None:

@@ -25,12 +25,8 @@ from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.trace_views import MAX_VIEW_BYTES, bounded, input_view, json_view, view_size
 from guardrail.tracing import FEEDBACK_KEYS, RunTreeCollector, feedback_items, outcome
 from tests.same_report import comparable
-from tests.stage_names import STAGES
+from tests.stage_names import RECORDS, STAGES, STEPS
 
-STEPS = [f"guardrail.{name}" for name in STAGES] + [
-    "guardrail.confidence",
-    "guardrail.recommendation",
-]
 MEETING = {
     "query": "When is the meeting?",
     "response": "The meeting is at 3pm on Monday.",
@@ -137,7 +133,7 @@ def test_langsmith_tracer_gets_each_stage_s_own_fields_as_plain_json(guard: Guar
     for name in STEPS:
         assert_readable(runs[name]["inputs"], f"{name} inputs")
         assert_readable(runs[name]["outputs"], f"{name} outputs")
-    for name in STEPS[: len(STAGES)]:  # a stage reads the checked input
+    for name in (f"guardrail.{name}" for name in RECORDS):  # a stage reads the checked input
         assert runs[name]["inputs"]["response"] == MEETING["response"]
     claims = runs["guardrail.claims"]["outputs"]
     assert claims["status"] == "ran"
@@ -253,7 +249,7 @@ def test_views_are_built_only_when_a_handler_records_the_run(
     guard.invoke(MEETING, {"callbacks": [IgnoresChains()]})
     assert built == []
     guard.invoke(MEETING, {"callbacks": [RunTreeCollector()]})
-    assert built == list(STAGES)
+    assert built == list(RECORDS)
 
 
 class Verbose(Stage):
