@@ -16,11 +16,12 @@ import pytest
 from guardrail import Guardrail
 from guardrail.cli import main
 from guardrail.config import GuardrailConfig
+from guardrail.decision import plan_answer
 from guardrail.inputs import GuardInput
 from guardrail.knowledge import SQLiteKnowledgeBase, load_entities
 from guardrail.report import Action, CorrectionType, ValidationStatus
 from guardrail.stages.base import PipelineState, Resources
-from guardrail.stages.correction import CorrectionStage
+from guardrail.stages.correction import CorrectionStage, RepairStage
 from guardrail.stages.facts import FactValidationStage
 
 pytestmark = pytest.mark.integration
@@ -87,6 +88,10 @@ def test_kb_example_stages(kb_kind: str, kb_sqlite: Path, history: dict[str, Any
     assert facts.skip_reason(state) is None
     state = state.model_copy(update=facts.run(state).fields())
     _check_factual(state.factual)
+    # the repairs, the decision's plan (the pipeline's plan step), then the plan applied
+    state = state.model_copy(update=RepairStage(config, resources).run(state).fields())
+    plan = plan_answer([], [], state.factual, None, state.repairs or [], None, None, config)
+    state = state.model_copy(update={"plan": plan})
     state = state.model_copy(update=CorrectionStage(config, resources).run(state).fields())
     assert state.corrected == CORRECTED
     factual_fixes = [c for c in state.corrections if c.type is CorrectionType.FACTUAL]
