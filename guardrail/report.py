@@ -541,8 +541,15 @@ class GuardReport(BaseModel):
     """The full result of one check."""
 
     original: str
+    """The answer as checked. :attr:`delivered_text` for ``accept``."""
     corrected: str
+    """``original`` with the correction stage's repairs and removals, without annotations
+    (``original`` when that stage did not run): the text a corrected answer says, for diffs
+    and logs; never shown as it is (:attr:`delivered_text` is ``annotated``)."""
     annotated: str
+    """``corrected`` with the annotations on the uncertain and unverified claims (``original``
+    when the correction stage did not run). :attr:`delivered_text` for ``accept_with_flags``
+    and ``correct_and_deliver``."""
     coherence: CoherenceResult | None = None
     factual_validation: FactualValidationResult | None = None
     hallucination_flags: list[HallucinationFlag] = Field(default_factory=list)
@@ -571,7 +578,14 @@ class GuardReport(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def delivered_text(self) -> str | None:
-        """The text to show the user for this action (``None`` when it must not be shown)."""
+        """The text to show the user: the one text of the report that follows the action.
+
+        - ``accept`` → ``original`` (nothing to repair, remove or flag);
+        - ``accept_with_flags`` → ``annotated`` (the uncertain claims marked);
+        - ``correct_and_deliver`` → ``annotated``: the repairs and removals of ``corrected``,
+          with the uncertain claims that remain marked;
+        - ``regenerate`` and ``human_review`` → ``None``: the answer must not be shown.
+        """
         action = self.action
         if action is Action.ACCEPT:
             return self.original
