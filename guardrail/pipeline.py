@@ -318,6 +318,9 @@ def _plan_outputs(plan: AnswerPlan) -> dict[str, Any]:
 def _recommendation_step(
     config: GuardrailConfig, verdict_stages: Collection[str]
 ) -> Callable[[dict[str, Any]], tuple[GuardReport, View]]:
+    """The step that decides the action from the plan in the state (it plans nothing) and
+    builds the report."""
+
     def step(data: dict[str, Any]) -> tuple[GuardReport, View]:
         state: PipelineState = data["state"]
         confidence: float = data["confidence"]

@@ -2,6 +2,7 @@
 
 - :mod:`~guardrail.decision.problems` — what blocks showing a claim as it is, and its repairs;
 - :mod:`~guardrail.decision.outcomes` — what the delivered text does with each claim;
+- :mod:`~guardrail.decision.plan` — the one planner: problems, their fixes and the delivery plan;
 - :mod:`~guardrail.decision.bands` — the confidence bands, the decision tree, guidance and the review reason;
 - :mod:`~guardrail.decision.action` — the recommendation for the whole answer.
 """

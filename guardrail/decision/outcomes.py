@@ -13,8 +13,8 @@ Every checked claim ends in exactly one :class:`~guardrail.report.ClaimOutcome`:
 - ``unverified`` → it could not be checked: annotated ``[unverified]``;
 - ``not_checkworthy`` → it states no checkable fact: shown unmarked.
 
-:func:`plan_delivery` (used by the correction stage) says which spans to remove and which to
-annotate; :func:`claim_outcomes` (used by the decision) reads the outcome of each claim off the
+:func:`plan_delivery` (called by the planner, :func:`~guardrail.decision.plan_answer`; the
+correction stage applies its plan) says which spans to remove and which to annotate; :func:`claim_outcomes` (used by the decision) reads the outcome of each claim off the
 corrections actually made, so the report and the delivered text cannot disagree.
 """
 
