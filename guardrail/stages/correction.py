@@ -19,20 +19,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardrail.errors import StageError
-from guardrail.report import Correction, CorrectionType, QUDRelevance
+from guardrail.inputs import EntityInfo
+from guardrail.report import (
+    Correction,
+    CorrectionType,
+    FactualValidationResult,
+    HallucinationFlag,
+    QUDRelevance,
+    Span,
+)
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.trace_views import json_view
 
+if TYPE_CHECKING:
+    from guardrail.correction import ResponseCorrector
+
 logger = logging.getLogger(__name__)
+
+Arguments = tuple[Any, FactualValidationResult | None, list[HallucinationFlag], list[EntityInfo]]
+"""The corrector's arguments: the response's parse, the fact validation, the flags, the
+dialogue's entities."""
 
 
 class _Correcting(Stage):
     """What the repair and correction stages share: the corrector and its arguments."""
 
-    def _corrector(self) -> Any:
+    def _corrector(self) -> ResponseCorrector:
         """The response corrector of the correction settings (with the spell checker when
         spelling is corrected)."""
         from guardrail.correction import ResponseCorrector, load_speller
@@ -45,14 +60,14 @@ class _Correcting(Stage):
         )
         return ResponseCorrector(cfg, speller)
 
-    def _arguments(self, state: PipelineState) -> tuple[Any, ...]:
+    def _arguments(self, state: PipelineState) -> Arguments:
         """The corrector's arguments: the response's parse, the fact validation, the flags and
         the dialogue's entities."""
         doc = self.nlp(state)(state.input.response)
         return (doc, state.factual, state.flags or [], state.input.dialogue.entities)
 
     @staticmethod
-    def _supported(state: PipelineState) -> list[Any]:
+    def _supported(state: PipelineState) -> list[Span]:
         """The spans of the claims the evidence supports (never annotated)."""
         from guardrail.report import ClaimStatus
 
