@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from guardrail.text.sentences import CJK_CHARACTER
 from guardrail.text.spans import overlaps_any
 
 
@@ -49,11 +50,10 @@ class Mention:
         return normalise(self.text)
 
 
-_CJK_CHAR = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-"""A CJK character: a word boundary for the patterns below, though ``\b`` sees none (CJK
-characters are word characters), so ``由Google开发`` and ``今年18岁`` give their mentions."""
-_START = rf"(?:\b|(?<={_CJK_CHAR}))"
-_END = rf"(?:\b|(?={_CJK_CHAR}))"
+# A CJK character is a word boundary for the patterns below, though ``\b`` sees none (CJK
+# characters are word characters), so ``由Google开发`` and ``今年18岁`` give their mentions.
+_START = rf"(?:\b|(?<={CJK_CHARACTER}))"
+_END = rf"(?:\b|(?={CJK_CHARACTER}))"
 
 _MONTHS = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -74,7 +74,7 @@ _DATE_PATTERNS = [
 _TIME_PATTERN = (
     rf"\b\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\.?)(?![a-z])|{_START}\d{{1,2}}:\d{{2}}{_END}"
 )
-_NUMBER_PATTERN = rf"(?:(?<![\w.])|(?<={_CJK_CHAR}))[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
+_NUMBER_PATTERN = rf"(?:(?<![\w.])|(?<={CJK_CHARACTER}))[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
 _DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS), re.IGNORECASE)
 _TIME = re.compile(_TIME_PATTERN, re.IGNORECASE)
 _NUMBER = re.compile(_NUMBER_PATTERN, re.IGNORECASE)
