@@ -73,6 +73,7 @@ from chains.stream_checks import (
     error_checks,
     sentence_checks,
 )
+from guardrail.correction.annotate import annotation_marker
 from guardrail.errors import GuardrailError
 from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
@@ -241,11 +242,6 @@ def _ends_sentence(text: str, spaced: bool) -> bool:
     return len(parts) > 1 and parts[0].end >= len(stripped)
 
 
-def _marker(note: str) -> str:
-    """The annotation ``Guardrail.invoke`` inserts for ``note`` (`` [label]``)."""
-    return f" [{note}]"
-
-
 def _with_note(segment: str, note: str | None) -> str:
     """``segment`` (a sentence and its leading space) with ``note`` before its end
     punctuation, where ``Guardrail.invoke`` puts the note of a sentence-long claim."""
@@ -254,7 +250,7 @@ def _with_note(segment: str, note: str | None) -> str:
     end = len(segment.rstrip())
     while end > 0 and segment[end - 1] in ".,;:!? ":
         end -= 1
-    return segment[:end] + _marker(note) + segment[end:]
+    return segment[:end] + annotation_marker(segment, end, note) + segment[end:]
 
 
 class SentenceGuard:
@@ -326,7 +322,7 @@ class SentenceGuard:
                 self._released = check.span.end
             elif check.passed:
                 if check.note:
-                    out.append(_marker(check.note))
+                    out.append(annotation_marker(self.text, check.span.end, check.note))
             elif s.policy is StreamPolicy.ANNOTATE:
                 out.append(s.annotation.format(reason=check.reason))
             else:

@@ -107,7 +107,7 @@ def annotation_edits(
         if len(bucket) > 1 and all(n.startswith("possible hallucination") for n, _, _ in bucket):
             rest = [n.removeprefix("possible hallucination: ") for n, _, _ in bucket]
             label = "possible hallucination: " + "; ".join(rest)
-        insertion = _gap(text, end) + f"[{label}]"
+        insertion = annotation_marker(text, end, label)
         span = bucket[0][1]
         correction = Correction(
             type=CorrectionType.ANNOTATION,
@@ -124,6 +124,20 @@ def annotation_edits(
 
 _CJK_PUNCTUATION = "。！？，、；：」』）】》〉"
 _CLOSERS = "\"'”’」』）】》〉)]"
+
+
+def annotation_marker(text: str, end: int, label: str) -> str:
+    """The marker inserted at ``end`` of ``text`` for ``label``: ``" [label]"``, without the
+    space after CJK text or full-width punctuation (see :func:`_gap`).
+
+    The one marker rule: correction's annotations and the streamed notes both use it.
+
+    Example::
+
+        >>> annotation_marker("It is 5.", 7, "unverified"), annotation_marker("是5。", 3, "unverified")
+        (' [unverified]', '[unverified]')
+    """
+    return _gap(text, end) + f"[{label}]"
 
 
 def _gap(text: str, end: int) -> str:
