@@ -22,6 +22,13 @@ from typing import Any
 
 from guardrail.text.sentences import CJK_CHARACTER
 from guardrail.text.spans import overlaps_any
+from guardrail.text.values import (
+    CURRENCY_SIGNS,
+    MONTHS,
+    YEAR_PATTERN,
+    StatedNumber,
+    stated_number,
+)
 
 
 class MentionKind(str, Enum):
@@ -55,10 +62,7 @@ class Mention:
 _START = rf"(?:\b|(?<={CJK_CHARACTER}))"
 _END = rf"(?:\b|(?={CJK_CHARACTER}))"
 
-_MONTHS = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
+_MONTHS = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _DATE_PATTERNS = [
     rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
@@ -67,7 +71,7 @@ _DATE_PATTERNS = [
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
     rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
-    rf"{_START}(?:1[0-9]|20)\d{{2}}s?{_END}",
+    rf"{_START}{YEAR_PATTERN}s?{_END}",
     rf"\b{_MONTHS}\b(?=\s|[.,;]|$)",
     rf"\b{_WEEKDAYS}\b",
 ]
@@ -88,7 +92,7 @@ _STOP_CAPITALS = frozenset(
     "I The A An It He She They We You This That These Those There Here His Her Its Their Our "
     "My Your In On At For And But Or If When While Yes No Not".split()
 )
-_YEAR = re.compile(r"(?:1[0-9]|20)\d{2}")
+_YEAR = re.compile(YEAR_PATTERN)
 
 
 def normalise(text: str) -> str:
@@ -97,7 +101,7 @@ def normalise(text: str) -> str:
 
 
 def years(text: str) -> list[str]:
-    """The four-digit years in ``text`` (1000–2099), in order."""
+    """The four-digit years in ``text`` (:data:`~guardrail.text.values.YEAR_PATTERN`), in order."""
     return _YEAR.findall(text)
 
 
@@ -164,18 +168,79 @@ def _scan(text: str, nlp: Any) -> list[Mention]:
     return sorted(found, key=lambda x: x.start)
 
 
-def mention_in(mention: Mention, evidence: str, name_ratio: float = 90.0) -> bool:
-    """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily)."""
+def mention_in(
+    mention: Mention, evidence: str, name_ratio: float = 90.0, text: str | None = None
+) -> bool:
+    """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily).
+
+    With ``text`` (the text ``mention`` was found in), a number also occurs when the evidence
+    states its value as :func:`~guardrail.text.values.stated_number` reads both, scale word and
+    currency sign included (``5 million`` in a claim, ``$5m`` in the evidence; see
+    :func:`number_in`).
+    """
     key = mention.key
     flat = _flat(evidence)  # one evidence text is searched for every mention of every claim
     if mention.kind is not MentionKind.NAME:
         if key in flat:
             # A number must match a whole number, not a digit run inside another one.
             pattern = r"(?<![\d.])" + re.escape(key) + r"(?![\d])"
-            return re.search(pattern, flat) is not None
-        return False
+            if re.search(pattern, flat) is not None:
+                return True
+        return (
+            text is not None
+            and mention.kind is MentionKind.NUMBER
+            and number_in(text, mention, evidence)
+        )
     if key in flat:
         return True
     from rapidfuzz import fuzz
 
     return fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio
+
+
+_SCALE_WORD = re.compile(r"thousand|million|billion", re.IGNORECASE)
+_DIGITS_BEFORE = re.compile(r"\d[\d,]*(?:\.\d+)?\s*$")
+
+
+def number_value(text: str, mention: Mention) -> StatedNumber | None:
+    """The value of the number ``mention`` of ``text``, read by
+    :func:`~guardrail.text.values.stated_number` (``$5m`` and ``5 million``: 5,000,000). A scale
+    word right after digits is part of that number (``million`` in ``5 million`` reads 5,000,000,
+    not 1,000,000)."""
+    if mention.kind is not MentionKind.NUMBER:
+        return None
+    if _SCALE_WORD.fullmatch(mention.text):
+        digits = _DIGITS_BEFORE.search(text, 0, mention.start)
+        if digits is not None:
+            number = digits.group(0).rstrip()
+            return stated_number(text, number, digits.start(), digits.start() + len(number))
+    return stated_number(text, mention.text, mention.start, mention.end)
+
+
+@functools.lru_cache(maxsize=256)
+def _evidence_numbers(evidence: str) -> tuple[StatedNumber, ...]:
+    """The numbers of ``evidence`` as :func:`number_value` reads them, once per evidence text."""
+    found = (number_value(evidence, m) for m in _rule_mentions(evidence))
+    return tuple(n for n in found if n is not None)
+
+
+def _marked(number: StatedNumber) -> str:
+    """A percentage's or a currency's sign, else ``""``: the units a value must agree on."""
+    return number.unit if number.unit == "%" or number.unit in CURRENCY_SIGNS else ""
+
+
+def number_in(text: str, mention: Mention, evidence: str) -> bool:
+    """Whether ``evidence`` states the value of the number ``mention`` of ``text`` (read by
+    :func:`number_value`): equal values, both or neither a percentage, and the same currency
+    when both give one (``5 million`` is ``$5m``; ``5%`` is not ``5 people``)."""
+    claimed = number_value(text, mention)
+    if claimed is None:
+        return False
+    sign = _marked(claimed)
+    for stated in _evidence_numbers(evidence):
+        other = _marked(stated)
+        if (sign == "%") != (other == "%") or (sign and other and sign != other):
+            continue
+        if abs(claimed.value - stated.value) <= 1e-9 * max(1.0, abs(claimed.value)):
+            return True
+    return False
