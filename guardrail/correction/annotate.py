@@ -27,6 +27,7 @@ from guardrail.report import (
     Span,
     ValidationStatus,
 )
+from guardrail.text.segmentation import holds, removal_range
 from guardrail.text.sentences import cjk_count
 from guardrail.text.spans import overlaps_any
 
@@ -166,7 +167,7 @@ def removal_edits(
             for f in flags
             if f.confidence >= removal_confidence
             and f.severity >= SEVERE
-            and start <= f.span.start < end
+            and holds((start, end), f.span.start)
         ]
         if severe:
             reason = "; ".join(sorted({f.type.value for f in severe}))
@@ -182,10 +183,7 @@ def planned_removal_edits(
     no repair); several removals in one sentence make one edit."""
     by_sentence: dict[tuple[int, int], list[Removal]] = {}
     for r in removals:
-        sentence = next(
-            ((s, e) for s, e in sentences if s <= r.span.start < e), (r.span.start, r.span.end)
-        )
-        start, end = min(sentence[0], r.span.start), max(sentence[1], r.span.end)
+        start, end = removal_range(sentences, r.span.range)
         by_sentence.setdefault((start, end), []).append(r)
     ranges: list[tuple[int, int, list[Removal]]] = []
     for (start, end), group in sorted(by_sentence.items()):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.report import Span
+from guardrail.text.segmentation import parsed_sentences
 from guardrail.text.values import EMAIL_RE, URL_RE
 
 PHONE_SPAN_RE = re.compile(r"\+?\(?\d[\d\s().\-/]{5,}\d")
@@ -58,7 +59,7 @@ class RawClaim:
 def extract_raw_claims(doc: Any, offset: int = 0) -> list[RawClaim]:
     """All claims of a parsed text; spans are shifted by ``offset``."""
     claims: list[RawClaim] = []
-    for s_index, sent in enumerate(doc.sents):
+    for s_index, sent in enumerate(parsed_sentences(doc)):
         if sent.text.rstrip().endswith("?"):
             continue  # questions assert nothing
         for verb in sent:

@@ -7,6 +7,8 @@ hallucination flags), and the sentence segmentation (claims, removals and stream
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from chains.streaming import _with_note
@@ -104,3 +106,93 @@ def test_one_cjk_character_class_for_sentences_and_mentions() -> None:
     text = "由Google开发，今年18岁。"
     assert cjk_count(text) == 6
     assert [m.text for m in find_mentions(text)] == ["Google", "18"]
+
+
+SEGMENTED = [
+    "Dr. Smith paid $3.50. He left.",
+    "The U.S. economy grew. It was 2020 e.g. in March.",
+    'He said "yes." Then he left.',
+    "I met him at 3 p.m. today. We talked for 2.5 hours.",
+    "他是医生。她是老师！Who knows?",
+    "Mr. J. K. Rowling wrote it. It sold 5 million copies!",
+]
+
+
+def _streamed(tokens: list[str]) -> list[tuple[int, int]]:
+    """The sentences streaming checks as ``tokens`` arrive one by one."""
+    from guardrail.text.segmentation import completed_sentences
+
+    text, done, out = "", 0, []
+    for i, token in enumerate(tokens):
+        text += token
+        found = completed_sentences(text[done:], final=i == len(tokens) - 1)
+        out += [(done + s.start, done + s.end) for s in found]
+        if found:
+            done += found[-1].end
+    return out
+
+
+def _trailing_spaces(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [p + " " for p in parts[:-1]] + [parts[-1]]
+
+
+def _leading_spaces(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [parts[0]] + [" " + p for p in parts[1:]]
+
+
+def _digits_apart(text: str) -> list[str]:
+    """Words with a leading space, each digit and each dot after a digit a token of its own
+    (``3``, ``.``, ``50``): a decimal arrives in pieces."""
+    import re
+
+    return [t for t in re.split(r"(?<=\d)(?=\.)|(?<=\.)(?=\d)|(?= )", text) if t]
+
+
+@pytest.mark.parametrize("text", SEGMENTED)
+@pytest.mark.parametrize("tokenise", [_trailing_spaces, _leading_spaces, _digits_apart])
+def test_streaming_checks_the_claim_sentences(text: str, tokenise: Any) -> None:
+    """Streaming completes exactly the claim splitter's sentences, whichever way the tokens
+    cut the text (words with their space, a decimal in pieces). (A closing quote streamed as a
+    token of its own after the end punctuation is not part of its sentence: the sentence was
+    checked when its end punctuation arrived.)"""
+    from guardrail.text.sentences import split_sentences
+
+    tokens = tokenise(text)
+    assert "".join(tokens) == text
+    assert _streamed(tokens) == [(s.start, s.end) for s in split_sentences(text)]
+
+
+@pytest.fixture(scope="module")
+def nlp():  # type: ignore[no-untyped-def]
+    from guardrail.nlp import load_spacy
+
+    return load_spacy()
+
+
+@pytest.mark.parametrize("text", SEGMENTED)
+def test_a_removal_takes_exactly_the_claim_sentence_where_the_splitters_agree(
+    nlp, text: str
+) -> None:  # type: ignore[no-untyped-def]
+    from guardrail.text.segmentation import removal_range, sentence_ranges
+    from guardrail.text.sentences import split_sentences
+
+    ranges = sentence_ranges(nlp(text))
+    claims = [(s.start, s.end) for s in split_sentences(text)]
+    assert [removal_range(ranges, claim) for claim in claims] == claims
+
+
+def test_a_removal_covers_the_claim_where_the_parser_cuts_elsewhere(nlp) -> None:  # type: ignore[no-untyped-def]
+    from guardrail.text.segmentation import removal_range, sentence_ranges
+    from guardrail.text.sentences import split_sentences
+
+    text = "Items:\n- one item\n- two items that run on"
+    ranges = sentence_ranges(nlp(text))
+    for claim in split_sentences(text):
+        start, end = removal_range(ranges, (claim.start, claim.end))
+        assert start <= claim.start and claim.end <= end
+    # a claim no parsed sentence holds is removed alone
+    assert removal_range([(0, 5)], (8, 12)) == (8, 12)
+    # a parsed sentence ending inside the claim is widened to the claim's end
+    assert removal_range([(0, 10), (10, 20)], (5, 15)) == (0, 15)
