@@ -174,9 +174,8 @@ def mention_in(
     """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily).
 
     With ``text`` (the text ``mention`` was found in), a number also occurs when the evidence
-    states its value as :func:`~guardrail.text.values.stated_number` reads both, scale word and
-    currency sign included (``5 million`` in a claim, ``$5m`` in the evidence; see
-    :func:`number_in`).
+    states its value in another scale, as :func:`~guardrail.text.values.stated_number` reads
+    both (``5 million`` in a claim, ``$5m`` in the evidence; see :func:`number_in`).
     """
     key = mention.key
     flat = _flat(evidence)  # one evidence text is searched for every mention of every claim
@@ -207,20 +206,36 @@ def number_value(text: str, mention: Mention) -> StatedNumber | None:
     :func:`~guardrail.text.values.stated_number` (``$5m`` and ``5 million``: 5,000,000). A scale
     word right after digits is part of that number (``million`` in ``5 million`` reads 5,000,000,
     not 1,000,000)."""
+    read = _read(text, mention)
+    return read[0] if read is not None else None
+
+
+def _read(text: str, mention: Mention) -> tuple[StatedNumber, bool] | None:
+    """:func:`number_value`, and whether a scale is part of it (``5 million``, ``$5m``,
+    ``85k``: its digits alone are not its value)."""
     if mention.kind is not MentionKind.NUMBER:
         return None
+    number, start = mention.text, mention.start
     if _SCALE_WORD.fullmatch(mention.text):
         digits = _DIGITS_BEFORE.search(text, 0, mention.start)
         if digits is not None:
-            number = digits.group(0).rstrip()
-            return stated_number(text, number, digits.start(), digits.start() + len(number))
-    return stated_number(text, mention.text, mention.start, mention.end)
+            number, start = digits.group(0).rstrip(), digits.start()
+    end = start + len(number)
+    read = stated_number(text, number, start, end)
+    if read is None:
+        return None
+    bare = stated_number(text[:end], number, start, end)  # without what follows: no scale
+    return read, bare is not None and not _equal(bare.value, read.value)
+
+
+def _equal(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
 @functools.lru_cache(maxsize=256)
-def _evidence_numbers(evidence: str) -> tuple[StatedNumber, ...]:
-    """The numbers of ``evidence`` as :func:`number_value` reads them, once per evidence text."""
-    found = (number_value(evidence, m) for m in _rule_mentions(evidence))
+def _evidence_numbers(evidence: str) -> tuple[tuple[StatedNumber, bool], ...]:
+    """The numbers of ``evidence`` as :func:`_read` reads them, once per evidence text."""
+    found = (_read(evidence, m) for m in _rule_mentions(evidence))
     return tuple(n for n in found if n is not None)
 
 
@@ -230,17 +245,19 @@ def _marked(number: StatedNumber) -> str:
 
 
 def number_in(text: str, mention: Mention, evidence: str) -> bool:
-    """Whether ``evidence`` states the value of the number ``mention`` of ``text`` (read by
-    :func:`number_value`): equal values, both or neither a percentage, and the same currency
-    when both give one (``5 million`` is ``$5m``; ``5%`` is not ``5 people``)."""
-    claimed = number_value(text, mention)
+    """Whether ``evidence`` states the value of the number ``mention`` of ``text`` in another
+    scale (read by :func:`number_value`; ``5 million`` is ``$5m``, ``85k`` is ``85,000``):
+    equal values, one of the two written with a scale, both or neither a percentage, and the
+    same currency when both give one. Numbers without a scale are compared as written
+    (``2.0`` is not ``2``, ``5%`` is not ``5 people``): see :func:`mention_in`."""
+    claimed = _read(text, mention)
     if claimed is None:
         return False
-    sign = _marked(claimed)
-    for stated in _evidence_numbers(evidence):
+    sign = _marked(claimed[0])
+    for stated, scaled in _evidence_numbers(evidence):
         other = _marked(stated)
         if (sign == "%") != (other == "%") or (sign and other and sign != other):
             continue
-        if abs(claimed.value - stated.value) <= 1e-9 * max(1.0, abs(claimed.value)):
+        if (claimed[1] or scaled) and _equal(claimed[0].value, stated.value):
             return True
     return False

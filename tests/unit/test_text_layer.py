@@ -40,14 +40,16 @@ def test_marker_has_no_space_after_cjk_text_and_one_after_latin_text() -> None:
     assert _with_note(" 他是医生。", "x") == " 他是医生。[x]"
 
 
-def _flagged_numbers(claim_text: str, evidence: str) -> list[str]:
-    """The specifics of ``claim_text`` the hallucination flags find in no known text."""
-    from guardrail.hallucination.flags import nonexistent_entity_flags
-    from guardrail.report import Claim
+def _found(claim_text: str, evidence: str) -> list[str]:
+    """The numbers of ``claim_text`` the mention lookup finds in ``evidence``, read with their
+    scale (the lookup's ``text``)."""
+    from guardrail.text.mentions import MentionKind, find_mentions, mention_in
 
-    claim = Claim(text=claim_text, span=Span(start=0, end=len(claim_text)))
-    flags = nonexistent_entity_flags(claim_text, claim, 0, [evidence])
-    return [claim_text[f.span.start : f.span.end] for f in flags]
+    return [
+        m.text
+        for m in find_mentions(claim_text)
+        if m.kind is MentionKind.NUMBER and mention_in(m, evidence, text=claim_text)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -60,22 +62,38 @@ def _flagged_numbers(claim_text: str, evidence: str) -> list[str]:
         ("5 million", "5,000,000"),
     ],
 )
-def test_a_number_reads_the_same_in_the_facts_and_the_flags(claimed: str, stated: str) -> None:
+def test_a_number_reads_the_same_in_the_facts_and_the_mention_lookup(
+    claimed: str, stated: str
+) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
     from guardrail.text.values import compare_values
 
     assert compare_values(claimed, stated).matches
-    assert _flagged_numbers(f"Revenue was {claimed} in 2020.", f"It made {stated} in 2020.") == []
+    claim = f"Revenue was {claimed} in 2020."
+    numbers = [m.text for m in find_mentions(claim) if m.kind is MentionKind.NUMBER]
+    assert _found(claim, f"It made {stated} in 2020.") == numbers
 
 
 @pytest.mark.parametrize(
     ("claimed", "stated"),
     [("5 million", "$5 billion"), ("5%", "5 people"), ("85k", "86,000")],
 )
-def test_a_different_number_differs_in_the_facts_and_the_flags(claimed: str, stated: str) -> None:
+def test_a_different_number_differs_in_the_facts_and_the_mention_lookup(
+    claimed: str, stated: str
+) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
     from guardrail.text.values import compare_values
 
     assert not compare_values(claimed, stated).matches
-    assert _flagged_numbers(f"Revenue was {claimed} in 2020.", f"It made {stated} in 2020.")
+    claim = f"Revenue was {claimed} in 2020."
+    numbers = [m.text for m in find_mentions(claim) if m.kind is MentionKind.NUMBER]
+    assert _found(claim, f"It made {stated} in 2020.") != numbers
+
+
+def test_the_mention_lookup_compares_a_number_without_scale_as_written() -> None:
+    """Only a scale ("million", "k", "$…m") is read into the lookup; "2.0" is still not "2"
+    there (the value comparison of the facts reads them equal)."""
+    assert _found("It rose 2.0 points in 2020.", "It rose 2 points in 2020.") == []
 
 
 @pytest.mark.parametrize(("text", "year"), [("1000", True), ("2099", True), ("2100", False)])
