@@ -73,10 +73,12 @@ from chains.stream_checks import (
     error_checks,
     sentence_checks,
 )
+from guardrail.correction.annotate import annotation_marker
 from guardrail.errors import GuardrailError
 from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
-from guardrail.text.sentences import Sentence, split_sentences
+from guardrail.text.segmentation import completed_sentences
+from guardrail.text.sentences import Sentence
 
 #: Run name of a per-sentence check (so traces, feedback and spans tell it from the final one).
 CHECK_RUN = "sentence_check"
@@ -225,27 +227,6 @@ class StreamsThroughGuard:
             yield chunk
 
 
-def _ends_sentence(text: str, spaced: bool) -> bool:
-    """Whether ``text`` (a sentence so far) already ends a sentence, without look-ahead.
-
-    Asks the splitter whether a following capitalised word would start a new sentence (so
-    ``Dr.`` and ``e.g.`` do not end one). A dot right after a digit waits for the next token
-    (``3.`` may become ``3.5``) unless whitespace already follows it (``spaced``).
-    """
-    stripped = text.rstrip()
-    if not stripped:
-        return False
-    if not spaced and stripped.endswith(".") and stripped[-2:-1].isdigit():
-        return False
-    parts = split_sentences(stripped + " Then")
-    return len(parts) > 1 and parts[0].end >= len(stripped)
-
-
-def _marker(note: str) -> str:
-    """The annotation ``Guardrail.invoke`` inserts for ``note`` (`` [label]``)."""
-    return f" [{note}]"
-
-
 def _with_note(segment: str, note: str | None) -> str:
     """``segment`` (a sentence and its leading space) with ``note`` before its end
     punctuation, where ``Guardrail.invoke`` puts the note of a sentence-long claim."""
@@ -254,7 +235,7 @@ def _with_note(segment: str, note: str | None) -> str:
     end = len(segment.rstrip())
     while end > 0 and segment[end - 1] in ".,;:!? ":
         end -= 1
-    return segment[:end] + _marker(note) + segment[end:]
+    return segment[:end] + annotation_marker(segment, end, note) + segment[end:]
 
 
 class SentenceGuard:
@@ -300,10 +281,7 @@ class SentenceGuard:
         return shown, self._complete(final=False)
 
     def _complete(self, final: bool) -> list[Sentence]:
-        rest = self.text[self._done :]
-        parts = split_sentences(rest)
-        if parts and not final and not _ends_sentence(parts[-1].text, rest[parts[-1].end :] != ""):
-            parts = parts[:-1]
+        parts = completed_sentences(self.text[self._done :], final)
         found = [Sentence(p.text, p.start + self._done, p.end + self._done) for p in parts]
         if found:
             self._done = found[-1].end
@@ -326,7 +304,7 @@ class SentenceGuard:
                 self._released = check.span.end
             elif check.passed:
                 if check.note:
-                    out.append(_marker(check.note))
+                    out.append(annotation_marker(self.text, check.span.end, check.note))
             elif s.policy is StreamPolicy.ANNOTATE:
                 out.append(s.annotation.format(reason=check.reason))
             else:

@@ -36,6 +36,7 @@ from guardrail.config import CoherenceConfig, CoherenceWeights
 from guardrail.errors import InputError
 from guardrail.inputs import DialogueState
 from guardrail.report import CoherenceResult, DimensionScore, QUDRelevance
+from guardrail.text.segmentation import parsed_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +249,7 @@ def kept_sentences_doc(doc: Any, text: str) -> Any:
     wanted = text.split()
     kept: list[Any] = []
     at = 0
-    for sent in doc.sents:
+    for sent in parsed_sentences(doc):
         words = sent.text.split()
         if words and wanted[at : at + len(words)] == words:
             kept.append(sent)

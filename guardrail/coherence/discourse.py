@@ -20,6 +20,7 @@ from guardrail.coherence.acts import ActPrediction, DialogueAct, classify_act
 from guardrail.coherence.context import CoherenceContext, Vectors, char_span, content_lemmas
 from guardrail.config import CoherenceConfig
 from guardrail.report import CoherenceIssue, DimensionScore
+from guardrail.text.segmentation import parsed_sentences
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
@@ -82,10 +83,12 @@ def _context_verbs(ctx: CoherenceContext) -> list[str]:
 
 def discourse_texts(ctx: CoherenceContext) -> list[str]:
     """Strings this analyser needs embedded."""
-    out = [s.text for s in ctx.answer.sents]
+    out = [s.text for s in parsed_sentences(ctx.answer)]
     if ctx.last_turn is not None:
-        out += [ctx.last_turn.text] + [s.text for s in ctx.last_turn.doc.sents]
-    presupposed = [p.verb for s in ctx.answer.sents if (p := presupposition(s)) is not None]
+        out += [ctx.last_turn.text] + [s.text for s in parsed_sentences(ctx.last_turn.doc)]
+    presupposed = [
+        p.verb for s in parsed_sentences(ctx.answer) if (p := presupposition(s)) is not None
+    ]
     if presupposed:
         out += presupposed + _context_verbs(ctx)
     return out
@@ -117,8 +120,8 @@ def analyze_discourse(
         vec = vectors.vector(sent.text) if sent.text in vectors else None
         return classify_act(sent, vec, prototypes, floor)
 
-    called = turn_act(last.doc, [act_of(s) for s in last.doc.sents])
-    sents = list(ctx.answer.sents)
+    called = turn_act(last.doc, [act_of(s) for s in parsed_sentences(last.doc)])
+    sents = list(parsed_sentences(ctx.answer))
     acts = [act_of(s) for s in sents]
     main_i = next((i for i, a in enumerate(acts) if a.act not in SOCIAL), 0)
     main = acts[main_i].act

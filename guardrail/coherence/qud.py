@@ -19,6 +19,7 @@ from guardrail.coherence.context import CoherenceContext, Vectors, content_lemma
 from guardrail.coherence.questions import AnswerKind, QuestionInfo, classify_question
 from guardrail.config import CoherenceConfig
 from guardrail.report import CoherenceIssue, QUDRelevance
+from guardrail.text.segmentation import parsed_sentences
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -151,7 +152,7 @@ INFO_REQUEST_VERBS = frozenset(
 def _action_coverage(answer: Doc, question: Doc, info: QuestionInfo) -> float:
     if info.focus_lemma in INFO_REQUEST_VERBS:
         return _thing_coverage(answer, question)
-    acts = {s: classify_by_rules(s).act for s in answer.sents}
+    acts = {s: classify_by_rules(s).act for s in parsed_sentences(answer)}
     verbs = {t.lemma_.lower() for t in answer if t.pos_ in {"VERB", "AUX"}}
     if set(acts.values()) & {DialogueAct.CONFIRMATION, DialogueAct.REFUSAL}:
         return 1.0 if info.focus_lemma in verbs else 0.8
@@ -193,7 +194,7 @@ def coverage(answer: Doc, question: Doc, info: QuestionInfo) -> float:
 
 def answer_sentences(ctx: CoherenceContext) -> list[str]:
     """The response's sentences (the spaCy parse's), whose embeddings stand for the answer's."""
-    return [s.text for s in ctx.answer.sents if s.text.strip()]
+    return [s.text for s in parsed_sentences(ctx.answer) if s.text.strip()]
 
 
 def similarity(ctx: CoherenceContext, vectors: Vectors, text: str) -> float:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from guardrail.text.segmentation import parsed_sentences
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
@@ -85,7 +87,7 @@ WH_KIND = {
 
 def _question_sentence(doc: Doc) -> Span:
     """The last sentence that ends with '?' (the question asked), else the first sentence."""
-    sents = list(doc.sents)
+    sents = list(parsed_sentences(doc))
     asked = [s for s in sents if s.text.rstrip().endswith("?")]
     return asked[-1] if asked else sents[0]
 

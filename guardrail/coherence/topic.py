@@ -22,6 +22,7 @@ from guardrail.coherence.context import (
 )
 from guardrail.config import CoherenceConfig
 from guardrail.report import CoherenceIssue, DimensionScore
+from guardrail.text.segmentation import parsed_sentences
 
 if TYPE_CHECKING:
     from spacy.tokens import Span
@@ -71,7 +72,7 @@ def _edges(nodes: list[TopicNode], vectors: Vectors) -> list[tuple[str, str, str
 
 def _content_sentences(ctx: CoherenceContext) -> list[Span]:
     """Response sentences that carry content (not "Is there anything else?")."""
-    return [s for s in ctx.answer.sents if content_lemmas(s)]
+    return [s for s in parsed_sentences(ctx.answer) if content_lemmas(s)]
 
 
 def topic_applicable(ctx: CoherenceContext) -> bool:

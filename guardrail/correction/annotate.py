@@ -27,6 +27,7 @@ from guardrail.report import (
     Span,
     ValidationStatus,
 )
+from guardrail.text.segmentation import holds, removal_range
 from guardrail.text.sentences import cjk_count
 from guardrail.text.spans import overlaps_any
 
@@ -107,7 +108,7 @@ def annotation_edits(
         if len(bucket) > 1 and all(n.startswith("possible hallucination") for n, _, _ in bucket):
             rest = [n.removeprefix("possible hallucination: ") for n, _, _ in bucket]
             label = "possible hallucination: " + "; ".join(rest)
-        insertion = _gap(text, end) + f"[{label}]"
+        insertion = annotation_marker(text, end, label)
         span = bucket[0][1]
         correction = Correction(
             type=CorrectionType.ANNOTATION,
@@ -124,6 +125,20 @@ def annotation_edits(
 
 _CJK_PUNCTUATION = "。！？，、；：」』）】》〉"
 _CLOSERS = "\"'”’」』）】》〉)]"
+
+
+def annotation_marker(text: str, end: int, label: str) -> str:
+    """The marker inserted at ``end`` of ``text`` for ``label``: ``" [label]"``, without the
+    space after CJK text or full-width punctuation (see :func:`_gap`).
+
+    The one marker rule: correction's annotations and the streamed notes both use it.
+
+    Example::
+
+        >>> annotation_marker("It is 5.", 7, "unverified"), annotation_marker("是5。", 3, "unverified")
+        (' [unverified]', '[unverified]')
+    """
+    return _gap(text, end) + f"[{label}]"
 
 
 def _gap(text: str, end: int) -> str:
@@ -152,7 +167,7 @@ def removal_edits(
             for f in flags
             if f.confidence >= removal_confidence
             and f.severity >= SEVERE
-            and start <= f.span.start < end
+            and holds((start, end), f.span.start)
         ]
         if severe:
             reason = "; ".join(sorted({f.type.value for f in severe}))
@@ -168,10 +183,7 @@ def planned_removal_edits(
     no repair); several removals in one sentence make one edit."""
     by_sentence: dict[tuple[int, int], list[Removal]] = {}
     for r in removals:
-        sentence = next(
-            ((s, e) for s, e in sentences if s <= r.span.start < e), (r.span.start, r.span.end)
-        )
-        start, end = min(sentence[0], r.span.start), max(sentence[1], r.span.end)
+        start, end = removal_range(sentences, r.span.range)
         by_sentence.setdefault((start, end), []).append(r)
     ranges: list[tuple[int, int, list[Removal]]] = []
     for (start, end), group in sorted(by_sentence.items()):

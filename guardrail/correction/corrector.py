@@ -32,7 +32,7 @@ from guardrail.report import (
     NewEntity,
     Span,
 )
-from guardrail.text.sentences import cjk_count, split_sentences
+from guardrail.text.segmentation import sentence_ranges
 
 
 @dataclass(frozen=True)
@@ -158,13 +158,3 @@ def count_by_type(corrections: list[Correction]) -> dict[CorrectionType, int]:
     for c in corrections:
         out[c.type] = out.get(c.type, 0) + 1
     return out
-
-
-def sentence_ranges(doc: Any) -> list[tuple[int, int]]:
-    """The sentences of the parsed response as ``(start, end)``: spaCy's, except for text with
-    CJK characters, which the English pipeline does not split at ``。！？``: there the claims'
-    own splitter (:func:`~guardrail.text.sentences.split_sentences`)."""
-    text: str = doc.text
-    if cjk_count(text):
-        return [(s.start, s.end) for s in split_sentences(text)]
-    return [(s.start_char, s.end_char) for s in doc.sents]

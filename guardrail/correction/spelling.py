@@ -33,6 +33,7 @@ from guardrail.correction.edits import Edit
 from guardrail.correction.lexicon import technical_terms
 from guardrail.correction.variants import legitimate_form
 from guardrail.report import Correction, CorrectionType, Span
+from guardrail.text.segmentation import parsed_sentences
 
 QUOTED_RE = re.compile(
     r"```.*?```|`[^`]*`|\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'[^'\n]{1,200}'(?!\w)", re.DOTALL
@@ -139,7 +140,7 @@ def _foreign_sentences(doc: Any, lexicon: _Lexicon) -> list[tuple[int, int]]:
     """Character ranges of sentences that are mostly unknown words (another language, lorem
     ipsum, jargon): their "typos" are not typos."""
     out = []
-    for sent in doc.sents:
+    for sent in parsed_sentences(doc):
         words = [t.lower_ for t in sent if t.is_alpha and len(t.text) >= 3]
         unknown = sum(not lexicon.known(w) for w in words)
         if unknown >= FOREIGN_MIN_UNKNOWN and unknown >= FOREIGN_SHARE * len(words):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardrail.report import Span
+from guardrail.text.segmentation import parsed_sentences
 from guardrail.text.values import EMAIL_RE, URL_RE
 
 PHONE_SPAN_RE = re.compile(r"\+?\(?\d[\d\s().\-/]{5,}\d")
@@ -58,7 +59,7 @@ class RawClaim:
 def extract_raw_claims(doc: Any, offset: int = 0) -> list[RawClaim]:
     """All claims of a parsed text; spans are shifted by ``offset``."""
     claims: list[RawClaim] = []
-    for s_index, sent in enumerate(doc.sents):
+    for s_index, sent in enumerate(parsed_sentences(doc)):
         if sent.text.rstrip().endswith("?"):
             continue  # questions assert nothing
         for verb in sent:
@@ -168,17 +169,9 @@ def _same_as_subjects(verb: Any, offset: int) -> tuple[tuple[str, Span], ...]:
     return tuple(found)
 
 
-def _claim_for_verb(doc: Any, verb: Any, s_index: int, offset: int) -> RawClaim | None:
-    if any(c.dep_ == "neg" for c in verb.children):
-        return None
-    subject = _subject_of(verb)
-    if subject is None:
-        return None
-    attribute_noun: str | None = None
-    entity_tok = subject
-    confidence = 0.85
-    complements = [c for c in verb.children if c.dep_ in _OBJECT_DEPS or c.dep_ == "prep"]
-    candidates: list[tuple[Any, Any | None]] = []  # (object token, introducing preposition)
+def _candidates(complements: list[Any]) -> list[tuple[Any, Any | None]]:
+    """The tokens that may be the object, each with the preposition introducing it."""
+    candidates: list[tuple[Any, Any | None]] = []
     for comp in complements:
         if comp.dep_ == "prep":
             candidates += [(p, comp) for p in comp.children if p.dep_ == "pobj"]
@@ -192,21 +185,66 @@ def _claim_for_verb(doc: Any, verb: Any, s_index: int, offset: int) -> RawClaim 
                 for p in prep.children
                 if p.dep_ == "pobj" and _value_score(p) >= 3
             ]
+    return candidates
+
+
+def _possessed_attribute(verb: Any, subject: Any) -> tuple[str, Any, float] | None:
+    """``(attribute noun, owner token, confidence)`` when the subject is an attribute of an
+    owner ("X's email is", "His phone number is", "The email of X is"), else ``None``."""
+    if verb.lemma_ != "be" or subject.pos_ != "NOUN":
+        return None
+    poss = next((c for c in subject.children if c.dep_ == "poss"), None)
+    of = next(
+        (p for c in subject.children if c.dep_ == "prep" and c.lower_ == "of"
+         for p in c.children if p.dep_ == "pobj"),
+        None,
+    )  # fmt: skip
+    owner = poss if poss is not None else of
+    if owner is None:
+        return None
+    attribute_noun = " ".join(t.lemma_.lower() for t in _noun_phrase(subject))
+    return attribute_noun, owner, 0.95 if poss is not None else 0.9
+
+
+def _predicate_tokens(
+    verb: Any, complements: list[Any], best: Any, prep: Any | None
+) -> tuple[list[Any], str | None]:
+    """The predicate's tokens (the verb, its particles and the non-object complements, up to
+    the object) and the attribute noun a value's owning complement names ("pay of")."""
+    pred_tokens = [verb, *(c for c in verb.children if c.dep_ in ("prt", "aux", "auxpass"))]
+    for comp in complements:
+        if (
+            comp.i == best.i
+            or (prep is not None and comp.i == prep.i)
+            or best.i in {t.i for t in comp.subtree}
+        ):
+            continue
+        if comp.i < best.i and comp.dep_ in ("dobj", "prep"):
+            pred_tokens += [t for t in comp.subtree if not t.is_punct]
+    owner_noun = None
+    if prep is not None:
+        if prep.head.i != verb.i:  # the complement noun the value belongs to ("pay of")
+            owner = prep.head
+            pred_tokens += [t for t in owner.subtree if t.i < prep.i and not t.is_punct]
+            owner_noun = owner.lemma_.lower()
+        pred_tokens.append(prep)
+    return pred_tokens, owner_noun
+
+
+def _claim_for_verb(doc: Any, verb: Any, s_index: int, offset: int) -> RawClaim | None:
+    if any(c.dep_ == "neg" for c in verb.children):
+        return None
+    subject = _subject_of(verb)
+    if subject is None:
+        return None
+    complements = [c for c in verb.children if c.dep_ in _OBJECT_DEPS or c.dep_ == "prep"]
+    candidates = _candidates(complements)
     if not candidates:
         return None
-    # "X's email is", "His phone number is", "The email of X is": the attribute is the subject.
-    if verb.lemma_ == "be" and subject.pos_ == "NOUN":
-        poss = next((c for c in subject.children if c.dep_ == "poss"), None)
-        of = next(
-            (p for c in subject.children if c.dep_ == "prep" and c.lower_ == "of"
-             for p in c.children if p.dep_ == "pobj"),
-            None,
-        )  # fmt: skip
-        owner = poss if poss is not None else of
-        if owner is not None:
-            attribute_noun = " ".join(t.lemma_.lower() for t in _noun_phrase(subject))
-            entity_tok = owner
-            confidence = 0.95 if poss is not None else 0.9
+    attribute_noun: str | None = None
+    entity_tok, confidence = subject, 0.85
+    if (possessed := _possessed_attribute(verb, subject)) is not None:
+        attribute_noun, entity_tok, confidence = possessed
     best, prep = max(candidates, key=lambda c: (_value_score(c[0]), -c[0].i))
     if best.tag_ in ("WP", "WDT", "WRB", "WP$") or best.pos_ == "PRON":
         return None
@@ -224,23 +262,9 @@ def _claim_for_verb(doc: Any, verb: Any, s_index: int, offset: int) -> RawClaim 
         o_start, o_end = override
     if _value_score(best) < 2 and override is None:
         confidence = min(confidence, 0.6)
-    # Predicate: the verb, its particles and the non-object complements, up to the object.
-    pred_tokens = [verb, *(c for c in verb.children if c.dep_ in ("prt", "aux", "auxpass"))]
-    for comp in complements:
-        if (
-            comp.i == best.i
-            or (prep is not None and comp.i == prep.i)
-            or best.i in {t.i for t in comp.subtree}
-        ):
-            continue
-        if comp.i < best.i and comp.dep_ in ("dobj", "prep"):
-            pred_tokens += [t for t in comp.subtree if not t.is_punct]
-    if prep is not None:
-        if prep.head.i != verb.i:  # the complement noun the value belongs to ("pay of")
-            owner = prep.head
-            pred_tokens += [t for t in owner.subtree if t.i < prep.i and not t.is_punct]
-            attribute_noun = attribute_noun or owner.lemma_.lower()
-        pred_tokens.append(prep)
+    pred_tokens, owner_noun = _predicate_tokens(verb, complements, best, prep)
+    if owner_noun is not None:
+        attribute_noun = attribute_noun or owner_noun
     if attribute_noun and best.pos_ == "NOUN" and obj_tokens[-1].i < best.i:
         pred_tokens.append(best)
     pred_tokens = sorted(set(pred_tokens), key=lambda t: t.i)
@@ -251,8 +275,7 @@ def _claim_for_verb(doc: Any, verb: Any, s_index: int, offset: int) -> RawClaim 
         lemmas = attribute_noun
     subj_tokens = [entity_tok] if entity_tok.pos_ == "PRON" else _name_tokens(entity_tok)
     s_start, s_end = _char_span(subj_tokens)
-    clause = _clause_tokens(verb, subject)
-    c_start, c_end = _char_span(clause)
+    c_start, c_end = _char_span(_clause_tokens(verb, subject))
     c_start, c_end = min(c_start, o_start), max(c_end, o_end)
     return RawClaim(
         text=doc.text[c_start:c_end],

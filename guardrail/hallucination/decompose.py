@@ -24,6 +24,7 @@ from guardrail.hallucination.claims import cap_claims
 from guardrail.report import Claim, Span
 from guardrail.text.language import claim_language
 from guardrail.text.sentences import split_sentences
+from guardrail.text.spans import overlaps
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,8 @@ def align(claim: AtomicClaim, response: str) -> Span:
     found = fuzz.partial_ratio_alignment(claim.text, response)
     if found is not None and found.score >= MIN_ALIGNMENT and sentences:
         # Snap to the sentence(s) the aligned region falls in.
-        inside = [s for s in sentences if s.start < found.dest_end and found.dest_start < s.end]
+        aligned = (found.dest_start, found.dest_end)
+        inside = [s for s in sentences if overlaps((s.start, s.end), aligned)]
         if inside:
             return Span(start=inside[0].start, end=inside[-1].end)
     if not sentences:

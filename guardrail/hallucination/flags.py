@@ -20,6 +20,7 @@ from guardrail.report import (
     ValidationStatus,
 )
 from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
+from guardrail.text.spans import overlaps_any
 from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
@@ -286,7 +287,7 @@ def nonexistent_entity_flags(
     flags = []
     for mention in find_mentions(claim_text, nlp):
         span = Span(start=offset + mention.start, end=offset + mention.end)
-        if any(span.start < s.end and s.start < span.end for s in skip):
+        if overlaps_any(span.range, (s.range for s in skip)):
             continue
         if mention_in(mention, joined):
             continue

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from guardrail.text.sentences import CJK_CHARACTER
 from guardrail.text.spans import overlaps_any
+from guardrail.text.values import (
+    CURRENCY_SIGNS,
+    MONTHS,
+    YEAR_PATTERN,
+    StatedNumber,
+    stated_number,
+)
 
 
 class MentionKind(str, Enum):
@@ -49,16 +57,12 @@ class Mention:
         return normalise(self.text)
 
 
-_CJK_CHAR = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-"""A CJK character: a word boundary for the patterns below, though ``\b`` sees none (CJK
-characters are word characters), so ``由Google开发`` and ``今年18岁`` give their mentions."""
-_START = rf"(?:\b|(?<={_CJK_CHAR}))"
-_END = rf"(?:\b|(?={_CJK_CHAR}))"
+# A CJK character is a word boundary for the patterns below, though ``\b`` sees none (CJK
+# characters are word characters), so ``由Google开发`` and ``今年18岁`` give their mentions.
+_START = rf"(?:\b|(?<={CJK_CHARACTER}))"
+_END = rf"(?:\b|(?={CJK_CHARACTER}))"
 
-_MONTHS = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
+_MONTHS = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _DATE_PATTERNS = [
     rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
@@ -67,14 +71,14 @@ _DATE_PATTERNS = [
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
     rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
-    rf"{_START}(?:1[0-9]|20)\d{{2}}s?{_END}",
+    rf"{_START}{YEAR_PATTERN}s?{_END}",
     rf"\b{_MONTHS}\b(?=\s|[.,;]|$)",
     rf"\b{_WEEKDAYS}\b",
 ]
 _TIME_PATTERN = (
     rf"\b\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\.?)(?![a-z])|{_START}\d{{1,2}}:\d{{2}}{_END}"
 )
-_NUMBER_PATTERN = rf"(?:(?<![\w.])|(?<={_CJK_CHAR}))[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
+_NUMBER_PATTERN = rf"(?:(?<![\w.])|(?<={CJK_CHARACTER}))[-+]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
 _DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS), re.IGNORECASE)
 _TIME = re.compile(_TIME_PATTERN, re.IGNORECASE)
 _NUMBER = re.compile(_NUMBER_PATTERN, re.IGNORECASE)
@@ -88,7 +92,7 @@ _STOP_CAPITALS = frozenset(
     "I The A An It He She They We You This That These Those There Here His Her Its Their Our "
     "My Your In On At For And But Or If When While Yes No Not".split()
 )
-_YEAR = re.compile(r"(?:1[0-9]|20)\d{2}")
+_YEAR = re.compile(YEAR_PATTERN)
 
 
 def normalise(text: str) -> str:
@@ -97,7 +101,7 @@ def normalise(text: str) -> str:
 
 
 def years(text: str) -> list[str]:
-    """The four-digit years in ``text`` (1000–2099), in order."""
+    """The four-digit years in ``text`` (:data:`~guardrail.text.values.YEAR_PATTERN`), in order."""
     return _YEAR.findall(text)
 
 
@@ -164,18 +168,96 @@ def _scan(text: str, nlp: Any) -> list[Mention]:
     return sorted(found, key=lambda x: x.start)
 
 
-def mention_in(mention: Mention, evidence: str, name_ratio: float = 90.0) -> bool:
-    """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily)."""
+def mention_in(
+    mention: Mention, evidence: str, name_ratio: float = 90.0, text: str | None = None
+) -> bool:
+    """Whether ``mention`` occurs in ``evidence`` (numbers and dates exactly, names fuzzily).
+
+    With ``text`` (the text ``mention`` was found in), a number also occurs when the evidence
+    states its value in another scale, as :func:`~guardrail.text.values.stated_number` reads
+    both (``5 million`` in a claim, ``$5m`` in the evidence; see :func:`number_in`).
+    """
     key = mention.key
     flat = _flat(evidence)  # one evidence text is searched for every mention of every claim
     if mention.kind is not MentionKind.NAME:
         if key in flat:
             # A number must match a whole number, not a digit run inside another one.
             pattern = r"(?<![\d.])" + re.escape(key) + r"(?![\d])"
-            return re.search(pattern, flat) is not None
-        return False
+            if re.search(pattern, flat) is not None:
+                return True
+        return (
+            text is not None
+            and mention.kind is MentionKind.NUMBER
+            and number_in(text, mention, evidence)
+        )
     if key in flat:
         return True
     from rapidfuzz import fuzz
 
     return fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio
+
+
+_SCALE_WORD = re.compile(r"thousand|million|billion", re.IGNORECASE)
+_DIGITS_BEFORE = re.compile(r"\d[\d,]*(?:\.\d+)?\s*$")
+
+
+def number_value(text: str, mention: Mention) -> StatedNumber | None:
+    """The value of the number ``mention`` of ``text``, read by
+    :func:`~guardrail.text.values.stated_number` (``$5m`` and ``5 million``: 5,000,000). A scale
+    word right after digits is part of that number (``million`` in ``5 million`` reads 5,000,000,
+    not 1,000,000)."""
+    read = _read(text, mention)
+    return read[0] if read is not None else None
+
+
+def _read(text: str, mention: Mention) -> tuple[StatedNumber, bool] | None:
+    """:func:`number_value`, and whether a scale is part of it (``5 million``, ``$5m``,
+    ``85k``: its digits alone are not its value)."""
+    if mention.kind is not MentionKind.NUMBER:
+        return None
+    number, start = mention.text, mention.start
+    if _SCALE_WORD.fullmatch(mention.text):
+        digits = _DIGITS_BEFORE.search(text, 0, mention.start)
+        if digits is not None:
+            number, start = digits.group(0).rstrip(), digits.start()
+    end = start + len(number)
+    read = stated_number(text, number, start, end)
+    if read is None:
+        return None
+    bare = stated_number(text[:end], number, start, end)  # without what follows: no scale
+    return read, bare is not None and not _equal(bare.value, read.value)
+
+
+def _equal(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+@functools.lru_cache(maxsize=256)
+def _evidence_numbers(evidence: str) -> tuple[tuple[StatedNumber, bool], ...]:
+    """The numbers of ``evidence`` as :func:`_read` reads them, once per evidence text."""
+    found = (_read(evidence, m) for m in _rule_mentions(evidence))
+    return tuple(n for n in found if n is not None)
+
+
+def _marked(number: StatedNumber) -> str:
+    """A percentage's or a currency's sign, else ``""``: the units a value must agree on."""
+    return number.unit if number.unit == "%" or number.unit in CURRENCY_SIGNS else ""
+
+
+def number_in(text: str, mention: Mention, evidence: str) -> bool:
+    """Whether ``evidence`` states the value of the number ``mention`` of ``text`` in another
+    scale (read by :func:`number_value`; ``5 million`` is ``$5m``, ``85k`` is ``85,000``):
+    equal values, one of the two written with a scale, both or neither a percentage, and the
+    same currency when both give one. Numbers without a scale are compared as written
+    (``2.0`` is not ``2``, ``5%`` is not ``5 people``): see :func:`mention_in`."""
+    claimed = _read(text, mention)
+    if claimed is None:
+        return False
+    sign = _marked(claimed[0])
+    for stated, scaled in _evidence_numbers(evidence):
+        other = _marked(stated)
+        if (sign == "%") != (other == "%") or (sign and other and sign != other):
+            continue
+        if (claimed[1] or scaled) and _equal(claimed[0].value, stated.value):
+            return True
+    return False

@@ -36,7 +36,10 @@ CJK_TERMINATORS = "。！？!?"
 CLOSERS = "\"'”’»）)]}」』】"
 """Closing quotes and brackets that belong to the sentence they follow."""
 _LIST_MARKER = re.compile(r"[ \t]*(?:[-*•·▪–]|\d{1,3}[.)]|\(?[a-z]\)|\(\d{1,3}\))[ \t]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK_CHARACTER = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+"""The CJK character class (kana, CJK ideographs, Hangul syllables, compatibility ideographs):
+the one definition every text rule uses."""
+_CJK = re.compile(CJK_CHARACTER)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,11 @@ class Comparison:
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL_RE = re.compile(r"(?:https?://|www\.)\S+", re.I)
 PHONE_RE = re.compile(r"^\+?[\d\s().\-/]{7,}$")
-_MONTHS = {
+YEAR_PATTERN = r"(?:1[0-9]|20)\d{2}"
+"""A four-digit year as a text states one: 1000–2099 (a four-digit number beyond is more often
+a count, "2500 employees", than a year). The one year range of the value and mention rules."""
+
+MONTHS: dict[str, int] = {
     m: i
     for i, names in enumerate(
         [
@@ -74,6 +78,7 @@ _MONTHS = {
     )
     for m in names
 }
+"""Month names and their abbreviations → month number: the one month table."""
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
           "b": 1e9, "billion": 1e9, "trillion": 1e12}  # fmt: skip
 _WORD_NUMBERS = {w: i for i, w in enumerate(
@@ -142,18 +147,22 @@ def parse_date(value: str) -> tuple[int, int | None, int | None] | None:
     if m := re.fullmatch(r"(\d{4})-(\d{1,2})(?:-(\d{1,2}))?", v):
         return int(m[1]), int(m[2]), int(m[3]) if m[3] else None
     if m := re.fullmatch(r"(\d{4})", v):
-        year = int(m[1])
-        return (year, None, None) if 1000 <= year <= 2999 else None
+        return (int(m[1]), None, None) if is_year(m[1]) else None
     if m := re.fullmatch(r"([a-z]+)\.? (\d{4})", v):  # March 2018
-        month = _MONTHS.get(m[1])
+        month = MONTHS.get(m[1])
         return (int(m[2]), month, None) if month else None
     if m := re.fullmatch(r"([a-z]+)\.? (\d{1,2}) (\d{4})", v):  # March 1 2018
-        month = _MONTHS.get(m[1])
+        month = MONTHS.get(m[1])
         return (int(m[3]), month, int(m[2])) if month else None
     if m := re.fullmatch(r"(\d{1,2}) ([a-z]+)\.? (\d{4})", v):  # 1 March 2018
-        month = _MONTHS.get(m[2])
+        month = MONTHS.get(m[2])
         return (int(m[3]), month, int(m[1])) if month else None
     return None
+
+
+def is_year(text: str) -> bool:
+    """Whether ``text`` is a four-digit year in the one year range (:data:`YEAR_PATTERN`)."""
+    return re.fullmatch(YEAR_PATTERN, text) is not None
 
 
 def dates_match(
@@ -273,7 +282,8 @@ _APPROXIMATE = re.compile(
 )
 _UNIT_WORD = re.compile(r"\s*-?\s*([^\W\d_]+|%|°\s*[CF]?)", re.UNICODE)
 _SCALE_AFTER = re.compile(r"\s*(thousand|million|billion|trillion|bn|mn|[kmb])\b", re.IGNORECASE)
-_CURRENCY = "$€£¥"
+CURRENCY_SIGNS = "$€£¥"
+"""Currency signs a number is read with (``$5m``)."""
 _UNIT_ALIASES = {"percent": "%", "°c": "degree", "°f": "degree", "°": "degree", "deg": "degree",
                  "yr": "year", "hr": "hour", "min": "minute", "sec": "second"}  # fmt: skip
 
@@ -339,7 +349,7 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
     scale = _SCALE_AFTER.match(rest)
     if scale and not percent:
         factor = _SCALE[scale.group(1).casefold()]
-        if scale.group(1).casefold() != "m" or text[:start].rstrip()[-1:] in _CURRENCY:
+        if scale.group(1).casefold() != "m" or text[:start].rstrip()[-1:] in CURRENCY_SIGNS:
             value *= factor
             precision *= factor
             rest = rest[scale.end() :]
@@ -347,7 +357,7 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
     unit = ""
     if percent:
         unit = "%"
-    elif before[-1:] in _CURRENCY:
+    elif before[-1:] in CURRENCY_SIGNS:
         unit = before[-1:]
         before = before[:-1]
     else:
@@ -383,8 +393,8 @@ def stated_date(text: str) -> tuple[str, tuple[int | None, ...]] | None:
     v = clean(text).casefold()
     if v in _WEEKDAY_NAMES:
         return "weekday", (_WEEKDAY_NAMES.index(v),)
-    if v.rstrip(".") in _MONTHS:
-        return "month", (_MONTHS[v.rstrip(".")],)
+    if v.rstrip(".") in MONTHS:
+        return "month", (MONTHS[v.rstrip(".")],)
     parsed = parse_date(v)  # (3/4/2020 is not read: month and day order unknown)
     return ("date", parsed) if parsed is not None else None
 

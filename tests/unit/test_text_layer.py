@@ -1,0 +1,216 @@
+"""One text layer: the rules about text that several checks share read the same everywhere.
+
+Each test pins one shared rule against a second reader of it: the annotation marker (correction
+and streaming), the CJK character class, numbers and dates (value comparison and the
+hallucination flags), and the sentence segmentation (claims, removals and streaming).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chains.streaming import _with_note
+from guardrail.correction.annotate import annotation_edits, annotation_marker
+from guardrail.correction.edits import apply_edits
+from guardrail.delivery import Note
+from guardrail.report import Span
+
+
+def _invoke_note(text: str, label: str) -> str:
+    """``text`` with a note on its whole span, as the correction stage writes it."""
+    note = Note(Span(start=0, end=len(text)), label, 0.5)
+    edits = annotation_edits(text, None, [], [], 0.5, claim_notes=[note])
+    return apply_edits(text, edits)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["He is a doctor.", "他是医生。", "彼は医者です。", "“他是医生。”", "He said “yes.”"],
+)
+def test_streamed_note_is_placed_and_spaced_as_the_corrections(sentence: str) -> None:
+    assert _with_note(sentence, "uncertain") == _invoke_note(sentence, "uncertain")
+
+
+def test_marker_has_no_space_after_cjk_text_and_one_after_latin_text() -> None:
+    assert annotation_marker("他是医生。", 5, "x") == "[x]"
+    assert annotation_marker("他是医生", 4, "x") == "[x]"
+    assert annotation_marker("He is 5", 7, "x") == " [x]"
+    assert _with_note(" 他是医生。", "x") == " 他是医生。[x]"
+
+
+def _found(claim_text: str, evidence: str) -> list[str]:
+    """The numbers of ``claim_text`` the mention lookup finds in ``evidence``, read with their
+    scale (the lookup's ``text``)."""
+    from guardrail.text.mentions import MentionKind, find_mentions, mention_in
+
+    return [
+        m.text
+        for m in find_mentions(claim_text)
+        if m.kind is MentionKind.NUMBER and mention_in(m, evidence, text=claim_text)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("claimed", "stated"),
+    [
+        ("5 million", "$5m"),
+        ("$5m", "5 million"),
+        ("85,000", "85k"),
+        ("85k", "85 thousand"),
+        ("5 million", "5,000,000"),
+    ],
+)
+def test_a_number_reads_the_same_in_the_facts_and_the_mention_lookup(
+    claimed: str, stated: str
+) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
+    from guardrail.text.values import compare_values
+
+    assert compare_values(claimed, stated).matches
+    claim = f"Revenue was {claimed} in 2020."
+    numbers = [m.text for m in find_mentions(claim) if m.kind is MentionKind.NUMBER]
+    assert _found(claim, f"It made {stated} in 2020.") == numbers
+
+
+@pytest.mark.parametrize(
+    ("claimed", "stated"),
+    [("5 million", "$5 billion"), ("5%", "5 people"), ("85k", "86,000")],
+)
+def test_a_different_number_differs_in_the_facts_and_the_mention_lookup(
+    claimed: str, stated: str
+) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
+    from guardrail.text.values import compare_values
+
+    assert not compare_values(claimed, stated).matches
+    claim = f"Revenue was {claimed} in 2020."
+    numbers = [m.text for m in find_mentions(claim) if m.kind is MentionKind.NUMBER]
+    assert _found(claim, f"It made {stated} in 2020.") != numbers
+
+
+def test_the_mention_lookup_compares_a_number_without_scale_as_written() -> None:
+    """Only a scale ("million", "k", "$…m") is read into the lookup; "2.0" is still not "2"
+    there (the value comparison of the facts reads them equal)."""
+    assert _found("It rose 2.0 points in 2020.", "It rose 2 points in 2020.") == []
+
+
+@pytest.mark.parametrize(("text", "year"), [("1000", True), ("2099", True), ("2100", False)])
+def test_one_year_range_for_dates_and_mentions(text: str, year: bool) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions, years
+    from guardrail.text.values import parse_date
+
+    assert (parse_date(text) is not None) is year
+    assert (years(text) == [text]) is year
+    [mention] = find_mentions(f"in {text}")
+    assert (mention.kind is MentionKind.DATE) is year
+
+
+def test_one_month_table_for_dates_and_mentions() -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
+    from guardrail.text.values import MONTHS, stated_date
+
+    for name, number in MONTHS.items():
+        [mention] = find_mentions(f"on {name.title()} 3, 2020")
+        assert mention.kind is MentionKind.DATE
+        assert stated_date(mention.text) == ("date", (2020, number, 3))
+
+
+def test_one_cjk_character_class_for_sentences_and_mentions() -> None:
+    from guardrail.text.mentions import find_mentions
+    from guardrail.text.sentences import cjk_count
+
+    text = "由Google开发，今年18岁。"
+    assert cjk_count(text) == 6
+    assert [m.text for m in find_mentions(text)] == ["Google", "18"]
+
+
+SEGMENTED = [
+    "Dr. Smith paid $3.50. He left.",
+    "The U.S. economy grew. It was 2020 e.g. in March.",
+    'He said "yes." Then he left.',
+    "I met him at 3 p.m. today. We talked for 2.5 hours.",
+    "他是医生。她是老师！Who knows?",
+    "Mr. J. K. Rowling wrote it. It sold 5 million copies!",
+]
+
+
+def _streamed(tokens: list[str]) -> list[tuple[int, int]]:
+    """The sentences streaming checks as ``tokens`` arrive one by one."""
+    from guardrail.text.segmentation import completed_sentences
+
+    text, done, out = "", 0, []
+    for i, token in enumerate(tokens):
+        text += token
+        found = completed_sentences(text[done:], final=i == len(tokens) - 1)
+        out += [(done + s.start, done + s.end) for s in found]
+        if found:
+            done += found[-1].end
+    return out
+
+
+def _trailing_spaces(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [p + " " for p in parts[:-1]] + [parts[-1]]
+
+
+def _leading_spaces(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [parts[0]] + [" " + p for p in parts[1:]]
+
+
+def _digits_apart(text: str) -> list[str]:
+    """Words with a leading space, each digit and each dot after a digit a token of its own
+    (``3``, ``.``, ``50``): a decimal arrives in pieces."""
+    import re
+
+    return [t for t in re.split(r"(?<=\d)(?=\.)|(?<=\.)(?=\d)|(?= )", text) if t]
+
+
+@pytest.mark.parametrize("text", SEGMENTED)
+@pytest.mark.parametrize("tokenise", [_trailing_spaces, _leading_spaces, _digits_apart])
+def test_streaming_checks_the_claim_sentences(text: str, tokenise: Any) -> None:
+    """Streaming completes exactly the claim splitter's sentences, whichever way the tokens
+    cut the text (words with their space, a decimal in pieces). (A closing quote streamed as a
+    token of its own after the end punctuation is not part of its sentence: the sentence was
+    checked when its end punctuation arrived.)"""
+    from guardrail.text.sentences import split_sentences
+
+    tokens = tokenise(text)
+    assert "".join(tokens) == text
+    assert _streamed(tokens) == [(s.start, s.end) for s in split_sentences(text)]
+
+
+@pytest.fixture(scope="module")
+def nlp():  # type: ignore[no-untyped-def]
+    from guardrail.nlp import load_spacy
+
+    return load_spacy()
+
+
+@pytest.mark.parametrize("text", SEGMENTED)
+def test_a_removal_takes_exactly_the_claim_sentence_where_the_splitters_agree(
+    nlp, text: str
+) -> None:  # type: ignore[no-untyped-def]
+    from guardrail.text.segmentation import removal_range, sentence_ranges
+    from guardrail.text.sentences import split_sentences
+
+    ranges = sentence_ranges(nlp(text))
+    claims = [(s.start, s.end) for s in split_sentences(text)]
+    assert [removal_range(ranges, claim) for claim in claims] == claims
+
+
+def test_a_removal_covers_the_claim_where_the_parser_cuts_elsewhere(nlp) -> None:  # type: ignore[no-untyped-def]
+    from guardrail.text.segmentation import removal_range, sentence_ranges
+    from guardrail.text.sentences import split_sentences
+
+    text = "Items:\n- one item\n- two items that run on"
+    ranges = sentence_ranges(nlp(text))
+    for claim in split_sentences(text):
+        start, end = removal_range(ranges, (claim.start, claim.end))
+        assert start <= claim.start and claim.end <= end
+    # a claim no parsed sentence holds is removed alone
+    assert removal_range([(0, 5)], (8, 12)) == (8, 12)
+    # a parsed sentence ending inside the claim is widened to the claim's end
+    assert removal_range([(0, 10), (10, 20)], (5, 15)) == (0, 15)
