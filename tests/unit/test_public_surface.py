@@ -1,0 +1,164 @@
+"""The surface the guides use: every ``guardrail`` or ``chains`` import in the docs, the README
+and the examples comes from the package root or a face the reference's index page lists, and
+names something that exists there."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import chains
+import guardrail
+
+ROOT = Path(__file__).resolve().parents[2]
+INDEX_PAGE = ROOT / "docs" / "reference" / "index.md"
+FACES = (
+    "guardrail",
+    "chains",
+    "guardrail.service",
+    "guardrail.integrations.llama_index",
+    "guardrail.integrations.otel",
+    "guardrail.tracing",
+    "guardrail.observability",
+    "guardrail.store",
+)
+"""The modules a guide may import from, as the reference's index page lists them."""
+FIRST_PARTY = ("guardrail", "chains")
+
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```", re.S | re.M
+)
+"""A fenced block, indented (inside a list item) or not; ``info`` is what follows the fence."""
+HEREDOC = re.compile(r"python[^\n]*<<-?\s*'?(?P<tag>\w+)'?\n(?P<body>.*?)^(?P=tag)$", re.S | re.M)
+"""Python fed to an interpreter from a shell block (``python - <<'PY' … PY``)."""
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The Python source of every fenced Python block, and of every heredoc a shell block
+    feeds to ``python``, dedented."""
+    found: list[str] = []
+    for match in FENCE.finditer(markdown):
+        info, body = match.group("info").strip(), textwrap.dedent(match.group("body"))
+        words = re.findall(r"[\w-]+", info)
+        if "python" in words or words[:1] == ["py"]:
+            found.append(body)
+        elif {"bash", "sh", "console"} & set(words):
+            found += [textwrap.dedent(h.group("body")) for h in HEREDOC.finditer(body)]
+    return found
+
+
+def first_party_imports(source: str) -> list[tuple[str, str | None]]:
+    """``(module, name)`` of every import of ``guardrail`` or ``chains`` (``name`` is ``None``
+    for ``import module``)."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [(node.module, alias.name) for alias in node.names]
+    return [(module, name) for module, name in found if module.split(".")[0] in FIRST_PARTY]
+
+
+def sources() -> list[tuple[str, str]]:
+    """``(where, python source)`` of every block of the docs and the README, and every example."""
+    pages = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
+    found = [
+        (f"{page.relative_to(ROOT)} block {i}", block)
+        for page in pages
+        for i, block in enumerate(python_blocks(page.read_text(encoding="utf-8")), 1)
+    ]
+    examples = sorted((ROOT / "examples").glob("*.py"))
+    return found + [(str(path.relative_to(ROOT)), path.read_text("utf-8")) for path in examples]
+
+
+IMPORTS = [
+    (where, module, name)
+    for where, source in sources()
+    for module, name in first_party_imports(source)
+]
+
+
+def test_the_faces_are_the_ones_the_reference_lists() -> None:
+    table = INDEX_PAGE.read_text(encoding="utf-8").split("## Where names come from", 1)[1]
+    listed = tuple(re.findall(r"^\| `([\w.]+)` \|", table, re.M))
+    assert listed == FACES
+
+
+def test_the_docs_import_guardrail_and_chains_in_many_places() -> None:
+    wheres = {where.split(" block")[0] for where, _, _ in IMPORTS}
+    assert len(IMPORTS) > 40
+    assert {"README.md", "docs/how-to/verifier.md", "examples/guarded_rag.py"} <= wheres
+
+
+@pytest.mark.parametrize(
+    ("where", "module", "name"), IMPORTS, ids=[f"{w}:{m}:{n}" for w, m, n in IMPORTS]
+)
+def test_every_import_comes_from_a_face_and_names_something_there(
+    where: str, module: str, name: str | None
+) -> None:
+    assert module in FACES, f"{where} imports from {module}, which is not a documented face"
+    if name is not None:
+        assert hasattr(importlib.import_module(module), name), f"{where}: {module}.{name}"
+
+
+def test_an_indented_block_a_heredoc_and_a_submodule_import_are_found() -> None:
+    page = textwrap.dedent(
+        """\
+        1. Write a stage:
+
+           ```{.python .runnable}
+           from guardrail.stages.base import StageUpdate
+           ```
+
+        ```bash
+        .venv/bin/python - <<'PY'
+        import guardrail.pipeline
+        PY
+        ```
+
+        ```json
+        {"from": "guardrail.report"}
+        ```
+        """
+    )
+    found = [imp for block in python_blocks(page) for imp in first_party_imports(block)]
+    assert found == [("guardrail.stages.base", "StageUpdate"), ("guardrail.pipeline", None)]
+    assert not {module for module, _ in found} & set(FACES)
+
+
+def test_the_root_exports_what_a_stage_or_verifier_author_needs() -> None:
+    for name in ("GuardrailConfig", "Verifier", "NLIPrediction", "StageUpdate", "PipelineState"):
+        assert name in guardrail.__all__
+        assert getattr(guardrail, name).__name__ == name
+
+
+def test_the_core_exports_nothing_about_chains() -> None:
+    assert "LocalModelUnavailable" not in guardrail.__all__
+    assert "LocalModelUnavailable" in chains.__all__
+    assert chains.LocalModelUnavailable.__module__ == "chains.errors"
+    assert issubclass(chains.LocalModelUnavailable, guardrail.ModelLoadError)
+
+
+@pytest.mark.parametrize("module", ["guardrail", "guardrail.errors"])
+def test_the_old_path_of_local_model_unavailable_warns_and_gives_the_chains_class(
+    module: str,
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = importlib.import_module(module).LocalModelUnavailable
+    assert found is chains.LocalModelUnavailable
+    [warning] = caught
+    assert warning.category is DeprecationWarning
+    assert "from chains import LocalModelUnavailable" in str(warning.message)
+    assert warning.filename == __file__
+
+
+def test_an_unknown_root_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = guardrail.Nothing  # type: ignore[attr-defined]
