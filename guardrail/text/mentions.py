@@ -17,13 +17,13 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from guardrail.text.spans import overlaps_any
 
 
-class MentionKind(str, Enum):
+class MentionKind(StrEnum):
     """What a mention is."""
 
     NAME = "name"

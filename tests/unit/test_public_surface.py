@@ -5,7 +5,9 @@ names something that exists there."""
 from __future__ import annotations
 
 import ast
+import enum
 import importlib
+import pkgutil
 import re
 import textwrap
 import warnings
@@ -157,6 +159,49 @@ def test_the_old_path_of_local_model_unavailable_warns_and_gives_the_chains_clas
     assert warning.category is DeprecationWarning
     assert "from chains import LocalModelUnavailable" in str(warning.message)
     assert warning.filename == __file__
+
+
+def enum_classes() -> list[type[enum.Enum]]:
+    """Every enum defined in ``guardrail`` and ``chains``."""
+    found: list[type[enum.Enum]] = []
+    for package in (guardrail, chains):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if info.name.endswith("__main__"):
+                continue
+            module = importlib.import_module(info.name)
+            found += [
+                value
+                for value in vars(module).values()
+                if isinstance(value, type)
+                and issubclass(value, enum.Enum)
+                and value.__module__ == info.name
+            ]
+    return found
+
+
+def test_every_enum_is_a_str_enum_that_prints_its_value() -> None:
+    enums = enum_classes()
+    assert len(enums) >= 20
+    assert [cls.__qualname__ for cls in enums if not issubclass(cls, enum.StrEnum)] == []
+    action = guardrail.Action.CORRECT_AND_DELIVER
+    assert (str(action), f"{action}") == ("correct_and_deliver", "correct_and_deliver")
+
+
+def test_the_recommendation_action_is_the_action_enum_and_its_json_the_string() -> None:
+    kinds = [
+        guardrail.Accept(),
+        guardrail.AcceptWithFlags(),
+        guardrail.CorrectAndDeliver(),
+        guardrail.Regenerate(guidance="say when"),
+        guardrail.HumanReview(reason="no evidence"),
+    ]
+    assert [rec.action for rec in kinds] == list(guardrail.Action)
+    for rec in kinds:
+        assert type(rec.action) is guardrail.Action
+        assert rec.model_dump_json().startswith(f'{{"action":"{rec.action.value}"')
+        again = type(rec).model_validate_json(rec.model_dump_json())
+        assert again.action is rec.action
+    assert guardrail.Accept().action == "accept"
 
 
 def test_an_unknown_root_name_is_an_attribute_error() -> None:
