@@ -34,7 +34,8 @@ FACES = (
 FIRST_PARTY = ("guardrail", "chains")
 
 FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```", re.S | re.M
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)",
+    re.S | re.M,
 )
 """A fenced block, indented (inside a list item) or not; ``info`` is what follows the fence."""
 HEREDOC = re.compile(r"python[^\n]*<<-?\s*'?(?P<tag>\w+)'?\n(?P<body>.*?)^(?P=tag)$", re.S | re.M)
@@ -127,10 +128,18 @@ def test_an_indented_block_a_heredoc_and_a_submodule_import_are_found() -> None:
         ```json
         {"from": "guardrail.report"}
         ```
+
+        ~~~python
+        import chains.retrieval
+        ~~~
         """
     )
     found = [imp for block in python_blocks(page) for imp in first_party_imports(block)]
-    assert found == [("guardrail.stages.base", "StageUpdate"), ("guardrail.pipeline", None)]
+    assert found == [
+        ("guardrail.stages.base", "StageUpdate"),
+        ("guardrail.pipeline", None),
+        ("chains.retrieval", None),
+    ]
     assert not {module for module, _ in found} & set(FACES)
 
 
