@@ -8,7 +8,8 @@ The names the guides use: :func:`with_guardrail` and :func:`guided` (wrap a chai
 regenerating with guidance), :func:`guardrail_middleware` and :func:`guard_agent` (a LangChain
 v1 agent), :class:`GuardedRAG` (the ready chain), :func:`open_kb`, :class:`StreamingConfig`,
 :class:`SentenceEmbeddings`, and the typed results (:class:`GuardedAnswer`, :class:`Attempt`,
-:class:`Escalation`, :class:`Outcome`, :class:`OnFail`, :class:`OnExhausted`).
+:class:`Escalation`, :class:`Outcome`, :class:`OnFail`, :class:`OnExhausted`), and
+:class:`LocalModelUnavailable` (the local model cannot generate on this machine).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "GuardedRunnable": "chains.middleware",
     "guardrail_middleware": "chains.agent_middleware",
     "kb_path": "chains.retrieval",
+    "LocalModelUnavailable": "chains.errors",
 }
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "GuardedRAG",
     "GuardedRunnable",
     "GuidedModel",
+    "LocalModelUnavailable",
     "OnExhausted",
     "OnFail",
     "Outcome",
@@ -77,6 +80,7 @@ __all__ = [
 if TYPE_CHECKING:
     from chains.agent_middleware import guard_agent, guardrail_middleware
     from chains.embeddings import SentenceEmbeddings
+    from chains.errors import LocalModelUnavailable
     from chains.generation import (
         default_chat_model,
         groq_chat_model,

@@ -2,7 +2,7 @@
 
 The offline generator that always works (an offline mock answer, made useful): when neither
 Groq nor the local SmolLM2 model is available (not installed, or unable to run on this machine:
-:class:`~guardrail.errors.LocalModelUnavailable`), :class:`ExtractiveChatModel` answers with the
+:class:`~chains.errors.LocalModelUnavailable`), :class:`ExtractiveChatModel` answers with the
 top one or two sentences of the context, ranked by the question words they contain (then by
 passage order). It never invents anything, so its answers are what the guardrail should
 accept. On a regeneration prompt it skips the sentences of the rejected answer.

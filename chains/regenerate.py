@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Never
 
 from langchain_core.runnables import RunnableConfig
@@ -121,7 +121,7 @@ def attempt_config(
     return step
 
 
-class StepKind(str, Enum):
+class StepKind(StrEnum):
     """What follows an attempt."""
 
     DELIVER = "deliver"

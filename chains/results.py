@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -12,7 +12,7 @@ from guardrail.report import Action, GuardReport, VerdictLabel
 from guardrail.tracing import feedback_items
 
 
-class OnFail(str, Enum):
+class OnFail(StrEnum):
     """What a wrapped chain does when the guardrail does not let its answer through.
 
     An answer "passes" when the recommendation is ``accept``, ``accept_with_flags`` or
@@ -55,7 +55,7 @@ class OnFail(str, Enum):
         return text if text.strip() else None
 
 
-class OnExhausted(str, Enum):
+class OnExhausted(StrEnum):
     """What a regenerate loop does when no answer passed: the attempts ran out, or a check
     asked for a person (``human_review``)."""
 

@@ -21,7 +21,7 @@ deliver the chunk (:mod:`guardrail.decision.outcomes`):
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from guardrail.text.sentences import Sentence
 SENTENCE_EVENT = "on_sentence_checked"
 
 
-class StreamPolicy(str, Enum):
+class StreamPolicy(StrEnum):
     """What a guarded stream does when a sentence fails its check."""
 
     ANNOTATE = "annotate"

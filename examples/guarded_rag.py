@@ -16,9 +16,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from chains import GuardedRAG, PassageIndex, corpus_path, default_chat_model, kb_path
-from chains.embeddings import SentenceEmbeddings
-from chains.retrieval import open_kb
+from chains import (
+    GuardedRAG,
+    PassageIndex,
+    SentenceEmbeddings,
+    corpus_path,
+    default_chat_model,
+    kb_path,
+    open_kb,
+)
 from guardrail import Guardrail
 
 

@@ -20,7 +20,7 @@ from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.query_engine import CustomQueryEngine
 
-from chains.retrieval import corpus_path, kb_path, open_kb
+from chains import corpus_path, kb_path, open_kb
 from guardrail import Guardrail, GuardrailRejected
 from guardrail.integrations.llama_index import (
     EXTRACTIVE_QA_TEMPLATE,

@@ -18,8 +18,7 @@ import sys
 
 from langchain_core.language_models import FakeListChatModel
 
-from chains import GuardedRAG, PassageIndex, corpus_path, kb_path
-from chains.retrieval import open_kb
+from chains import GuardedRAG, PassageIndex, corpus_path, kb_path, open_kb
 from guardrail import Guardrail
 
 LOOP_CONFIG = {

@@ -29,9 +29,15 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 
-from chains import PassageIndex, corpus_path, groq_chat_model, kb_path, with_guardrail
-from chains.embeddings import SentenceEmbeddings
-from chains.retrieval import open_kb
+from chains import (
+    PassageIndex,
+    SentenceEmbeddings,
+    corpus_path,
+    groq_chat_model,
+    kb_path,
+    open_kb,
+    with_guardrail,
+)
 from guardrail import Guardrail
 
 QUESTION = "When and where is the project review meeting with John?"

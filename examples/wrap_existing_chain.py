@@ -22,8 +22,7 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 
-from chains import PassageIndex, corpus_path, groq_chat_model, kb_path, with_guardrail
-from chains.retrieval import open_kb
+from chains import PassageIndex, corpus_path, groq_chat_model, kb_path, open_kb, with_guardrail
 from guardrail import Guardrail, GuardrailRejected
 
 

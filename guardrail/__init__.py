@@ -1,7 +1,10 @@
 """guardrail: check an LLM answer before a user sees it.
 
 ``from guardrail import Guardrail, GuardInput, GuardReport``. Names are imported on first use,
-so ``import guardrail`` loads no model and no heavy library.
+so ``import guardrail`` loads no model and no heavy library. The root holds what a guide uses to
+check an answer, read its report, configure the checks and write a stage or a verifier; the faces
+(``chains``, ``guardrail.service``, ``guardrail.integrations.*``, ``guardrail.tracing``,
+``guardrail.observability``, ``guardrail.store``) are listed in the reference's index page.
 
 The library logs to the ``guardrail`` logger tree and configures no handler: a
 :class:`logging.NullHandler` on ``guardrail`` keeps it quiet (no "last resort" output on
@@ -23,6 +26,10 @@ _EXPORTS: dict[str, str] = {
     "default_stages": "guardrail.pipeline",
     "Backends": "guardrail.stages.base",
     "Stage": "guardrail.stages.base",
+    "StageUpdate": "guardrail.stages.base",
+    "PipelineState": "guardrail.stages.base",
+    "Verifier": "guardrail.verifiers.base",
+    "NLIPrediction": "guardrail.verifiers.base",
     "GuardrailConfig": "guardrail.config",
     "FailurePolicy": "guardrail.config",
     "GuardInput": "guardrail.inputs",
@@ -56,7 +63,6 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "guardrail.errors",
     "MissingDependencyError": "guardrail.errors",
     "ModelLoadError": "guardrail.errors",
-    "LocalModelUnavailable": "guardrail.errors",
     "VerifierError": "guardrail.errors",
     "KnowledgeBaseError": "guardrail.errors",
     "GuardrailRejected": "guardrail.errors",
@@ -91,17 +97,20 @@ __all__ = [
     "HumanReview",
     "InputError",
     "KnowledgeBaseError",
-    "LocalModelUnavailable",
     "MissingDependencyError",
     "ModelLoadError",
+    "NLIPrediction",
     "Passage",
+    "PipelineState",
     "Problem",
     "ProblemKind",
     "Regenerate",
     "Span",
     "Stage",
+    "StageUpdate",
     "Verdict",
     "VerdictLabel",
+    "Verifier",
     "VerifierError",
     "default_stages",
 ]
@@ -114,7 +123,6 @@ if TYPE_CHECKING:
         GuardrailRejected,
         InputError,
         KnowledgeBaseError,
-        LocalModelUnavailable,
         MissingDependencyError,
         ModelLoadError,
         VerifierError,
@@ -144,11 +152,15 @@ if TYPE_CHECKING:
         Verdict,
         VerdictLabel,
     )
-    from guardrail.stages.base import Backends, Stage
+    from guardrail.stages.base import Backends, PipelineState, Stage, StageUpdate
+    from guardrail.verifiers.base import NLIPrediction, Verifier
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'guardrail' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
+    errors = importlib.import_module("guardrail.errors")
+    if name in errors.MOVED:  # a name that moved to a face: a DeprecationWarning, for a release
+        return errors.moved(name, stacklevel=2)
+    raise AttributeError(f"module 'guardrail' has no attribute {name!r}")

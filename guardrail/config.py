@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ from guardrail.config_renames import moved, renamed
 from guardrail.errors import ConfigError
 
 
-class FailurePolicy(str, Enum):
+class FailurePolicy(StrEnum):
     """What a stage that cannot run means for the decision. The same in every stage."""
 
     FAIL_CLOSED = "fail_closed"

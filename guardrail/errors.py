@@ -7,18 +7,25 @@
     ├── ConfigError             an invalid configuration value or file
     ├── MissingDependencyError  an optional package is not installed (says which extra to install)
     ├── ModelLoadError          a model could not be found or loaded
-    │   └── LocalModelUnavailable  the local llama.cpp model dies or hangs when it generates
     ├── VerifierError           the verifier failed while scoring
     ├── KnowledgeBaseError      the knowledge base could not be read or written
     ├── StageError              a pipeline stage failed (carries the stage name)
     └── GuardrailRejected       raised by wrappers with ``on_fail="raise"`` or when a regenerate
                                 loop runs out (carries the report and the attempts)
+
+The ready chains add their own under ``ModelLoadError`` (:mod:`chains.errors`).
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from collections.abc import Sequence
 from typing import Any
+
+MOVED: dict[str, str] = {"LocalModelUnavailable": "chains.errors"}
+"""Names that moved out of the core, by the module that holds them now: the old import path
+works for one more release, with a ``DeprecationWarning`` (the core imports them only then)."""
 
 
 class GuardrailError(Exception):
@@ -56,12 +63,6 @@ class ModelLoadError(GuardrailError):
     """A model could not be found or loaded."""
 
 
-class LocalModelUnavailable(ModelLoadError):
-    """The local llama.cpp model cannot generate on this machine (its probe process died by a
-    signal such as SIGILL, exited with an error or timed out); the message gives the reason and
-    the fix."""
-
-
 class VerifierError(GuardrailError):
     """The verifier failed while scoring pairs."""
 
@@ -88,3 +89,23 @@ class GuardrailRejected(GuardrailError):
         self.report = report
         self.attempts: list[Any] = list(attempts)
         super().__init__(message)
+
+
+def moved(name: str, stacklevel: int = 2) -> Any:
+    """The object a moved name now names, with a ``DeprecationWarning`` saying where to import
+    it from; ``AttributeError`` for any other name."""
+    home = MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'guardrail.errors' has no attribute {name!r}")
+    face = home.split(".")[0]
+    warnings.warn(
+        f"{name} has moved to {face}: import it with 'from {face} import {name}' "
+        "(the old path goes in the next release)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return getattr(importlib.import_module(home), name)
+
+
+def __getattr__(name: str) -> Any:
+    return moved(name, stacklevel=2)

@@ -6,7 +6,7 @@ claims with their verifier scores, and a record of which stages ran.
 
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
@@ -35,7 +35,7 @@ class Span(BaseModel):
         return overlaps(self.range, other.range)
 
 
-class VerdictLabel(str, Enum):
+class VerdictLabel(StrEnum):
     """The verdict on the whole response."""
 
     VERIFIED = "VERIFIED"
@@ -50,7 +50,7 @@ class VerdictLabel(str, Enum):
     opinion): there is nothing the evidence could support or refute."""
 
 
-class StageStatus(str, Enum):
+class StageStatus(StrEnum):
     """What happened to a stage in one run."""
 
     RAN = "ran"
@@ -59,7 +59,7 @@ class StageStatus(str, Enum):
     FAILED = "failed"
 
 
-class ClaimStatus(str, Enum):
+class ClaimStatus(StrEnum):
     """Verifier outcome for one claim."""
 
     SUPPORTED = "supported"
@@ -72,7 +72,7 @@ class ClaimStatus(str, Enum):
     about the answer itself); not scored and never counted as unsupported."""
 
 
-class ClaimOutcome(str, Enum):
+class ClaimOutcome(StrEnum):
     """What the delivered text does with one claim (see :mod:`guardrail.decision`). When the
     answer is not delivered (``regenerate`` / ``human_review``) the outcomes say what a delivery
     would have done with each claim."""
@@ -91,7 +91,7 @@ class ClaimOutcome(str, Enum):
     """States no checkable fact; shown unmarked."""
 
 
-class HallucinationType(str, Enum):
+class HallucinationType(StrEnum):
     """The hallucination types; severity weights in ``HALLUCINATION_SEVERITY``."""
 
     FABRICATED_FACT = "fabricated_fact"
@@ -117,7 +117,7 @@ HALLUCINATION_SEVERITY: dict[HallucinationType, float] = {
 }
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """Severity of a set of flags."""
 
     LOW = "low"
@@ -293,7 +293,7 @@ class ExtractedClaim(BaseModel):
     """Knowledge-base attribute the predicate mapped to."""
 
 
-class ValidationStatus(str, Enum):
+class ValidationStatus(StrEnum):
     VERIFIED = "verified"
     CONTRADICTED = "contradicted"
     UNVERIFIABLE = "unverifiable"
@@ -364,7 +364,7 @@ class HallucinationFlag(BaseModel):
 # --- correction (post-processing stage 4) -------------------------------------------------------
 
 
-class CorrectionType(str, Enum):
+class CorrectionType(StrEnum):
     SPELLING = "spelling"
     GRAMMAR = "grammar"
     FACTUAL = "factual"
@@ -400,7 +400,10 @@ class NewEntity(BaseModel):
 # --- recommendation (post-processing stage 5) ---------------------------------------------------
 
 
-class Action(str, Enum):
+class Action(StrEnum):
+    """What to do with the answer: the recommendation's ``action`` (compares equal to its string
+    value, which is what the JSON holds)."""
+
     ACCEPT = "accept"
     ACCEPT_WITH_FLAGS = "accept_with_flags"
     CORRECT_AND_DELIVER = "correct_and_deliver"
@@ -409,39 +412,40 @@ class Action(str, Enum):
 
 
 class Accept(BaseModel):
-    """Deliver as is."""
+    """Deliver the answer as it was written (``delivered_text`` is the original)."""
 
-    action: Literal["accept"] = "accept"
+    action: Literal[Action.ACCEPT] = Action.ACCEPT
 
 
 class AcceptWithFlags(BaseModel):
-    """Deliver the annotated text; ``flags`` are the uncertain spans."""
+    """Deliver the annotated text (``delivered_text``); ``flags`` are the uncertain spans."""
 
-    action: Literal["accept_with_flags"] = "accept_with_flags"
+    action: Literal[Action.ACCEPT_WITH_FLAGS] = Action.ACCEPT_WITH_FLAGS
     flags: list[Span] = Field(default_factory=list)
     severity: Severity = Severity.LOW
 
 
 class CorrectAndDeliver(BaseModel):
-    """Deliver the corrected text."""
+    """Deliver the answer with its ``corrections`` applied: the repairs and removals, with any
+    uncertain claim that remains annotated (``delivered_text`` is the annotated text)."""
 
-    action: Literal["correct_and_deliver"] = "correct_and_deliver"
+    action: Literal[Action.CORRECT_AND_DELIVER] = Action.CORRECT_AND_DELIVER
     corrections: list[Correction] = Field(default_factory=list)
 
 
 class Regenerate(BaseModel):
-    """Ask the LLM again, with ``guidance`` naming what to fix."""
+    """Ask the LLM again, with ``guidance`` naming what to fix (nothing is delivered)."""
 
-    action: Literal["regenerate"] = "regenerate"
+    action: Literal[Action.REGENERATE] = Action.REGENERATE
     guidance: str
     items: list[str] = Field(default_factory=list)
     """The guidance split into its individual instructions."""
 
 
 class HumanReview(BaseModel):
-    """Escalate to a person; ``reason`` says why."""
+    """Escalate to a person; ``reason`` says why (nothing is delivered)."""
 
-    action: Literal["human_review"] = "human_review"
+    action: Literal[Action.HUMAN_REVIEW] = Action.HUMAN_REVIEW
     reason: str
 
 
@@ -572,8 +576,8 @@ class GuardReport(BaseModel):
 
     @property
     def action(self) -> Action:
-        """The recommended action."""
-        return Action(self.recommendation.action)
+        """The recommended action (``recommendation.action``)."""
+        return self.recommendation.action
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -10,7 +10,7 @@ from typing import Any
 
 from guardrail.errors import InputError
 from guardrail.inputs import DialogueState, check_keys, read_passage_rows
-from guardrail.report import Correction, CorrectionType, GuardReport
+from guardrail.report import Correction, CorrectionType, GuardReport, HumanReview, Regenerate
 
 #: ``guardrail check --help`` epilog: where the time of one check goes (measured; docs/how-to has the figures).
 TIMING_EPILOG = """\
@@ -210,7 +210,7 @@ def render_text(report: GuardReport) -> str:
     claim's outcome, the removals and repairs with their spans, flags."""
     v = report.verdict
     lines = [
-        f"verdict:    {v.label.value}"
+        f"verdict:    {v.label}"
         + (
             f"  (score {v.nli_score:.3f} vs threshold {v.threshold:.3f})"
             if v.nli_score is not None and v.threshold is not None
@@ -224,9 +224,9 @@ def render_text(report: GuardReport) -> str:
     if why:
         lines.append(f"why:        {why}")
     rec = report.recommendation
-    if rec.action == "regenerate":
+    if isinstance(rec, Regenerate):
         lines.append(f"guidance:   {rec.guidance}")
-    elif rec.action == "human_review":
+    elif isinstance(rec, HumanReview):
         lines.append(f"reason:     {rec.reason}")
     lines.append(f"answer:     {report.original}")
     if report.corrected != report.original:
@@ -243,7 +243,7 @@ def render_text(report: GuardReport) -> str:
         lines.append("findings:")
     for flag in report.hallucination_flags:
         lines.append(
-            f"  flag {flag.type.value} [{flag.span.start}:{flag.span.end}] "
+            f"  flag {flag.type} [{flag.span.start}:{flag.span.end}] "
             f"conf {flag.confidence:.2f}: {flag.content!r}"
             + (f" — {flag.explanation}" if flag.explanation else "")
         )
@@ -255,9 +255,9 @@ def render_text(report: GuardReport) -> str:
         for val in facts.claim_validations:
             extra = f" (KB: {val.kb_value})" if val.kb_value else ""
             extra += f" (turn {val.turn_id}: {val.turn_text!r})" if val.turn_text else ""
-            lines.append(f"  fact {val.status.value}: {val.claim.text!r}{extra}")
+            lines.append(f"  fact {val.status}: {val.claim.text!r}{extra}")
     skipped = [
-        f"{r.name} ({r.status.value}: {r.reason})" for r in report.stages if r.status.value != "ran"
+        f"{r.name} ({r.status}: {r.reason})" for r in report.stages if r.status.value != "ran"
     ]
     if skipped:
         lines.append("stages not run: " + "; ".join(skipped))

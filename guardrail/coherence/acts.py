@@ -11,7 +11,7 @@ prototype sentences of each act; a close enough prototype decides.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Span
 
 
-class DialogueAct(str, Enum):
+class DialogueAct(StrEnum):
     QUESTION_YN = "question_yn"
     QUESTION_WH = "question_wh"
     REQUEST = "request"

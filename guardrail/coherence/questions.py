@@ -8,7 +8,7 @@ for alternative questions, the offered options. Pure: no model beyond the parse.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from guardrail.text.segmentation import parsed_sentences
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
-class QuestionType(str, Enum):
+class QuestionType(StrEnum):
     """The QUD check's question types."""
 
     YES_NO = "yes_no"
@@ -28,7 +28,7 @@ class QuestionType(str, Enum):
     """Not a question: a statement or a request; relevance is judged by content."""
 
 
-class AnswerKind(str, Enum):
+class AnswerKind(StrEnum):
     """What kind of content answers the question."""
 
     TIME = "time"

@@ -22,8 +22,8 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -273,6 +273,29 @@ def create_app(
 
         guard = Guardrail(config)
     state = ServiceState(guard, store, settings or ServiceSettings.from_env(), knowledge_base)
+    app: FastAPI = FastAPIOffline(
+        title="guardrail",
+        summary="Check an LLM's answer before a user sees it.",
+        version=_version(),
+        lifespan=_lifespan(state),
+        static_url="/docs-static",
+    )
+    app.state.guardrail = state
+    auth = [Depends(require_token(state.settings.api_token))]
+    api = APIRouter(prefix="/v1", dependencies=auth, responses=ERRORS)
+    _add_error_handlers(app)
+    _add_check_routes(api, state)
+    _add_report_routes(api, state)
+    _add_threshold_route(api, state)
+    app.include_router(api)
+    _add_probe_routes(app, state, auth)
+    _add_pages(app, guide_dir)
+    _add_middleware(app, state)
+    return app
+
+
+def _lifespan(state: ServiceState) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: make the check limiter, then warm the models up in the background."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -283,16 +306,11 @@ def create_app(
         finally:
             task.cancel()
 
-    app: FastAPI = FastAPIOffline(
-        title="guardrail",
-        summary="Check an LLM's answer before a user sees it.",
-        version=_version(),
-        lifespan=lifespan,
-        static_url="/docs-static",
-    )
-    app.state.guardrail = state
-    auth = [Depends(require_token(state.settings.api_token))]
-    api = APIRouter(prefix="/v1", dependencies=auth, responses=ERRORS)
+    return lifespan
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Errors as JSON: a field error 404/415/422, bad input 422, a failed check 503."""
 
     @app.exception_handler(FieldError)
     async def field_error(request: Request, exc: FieldError) -> JSONResponse:
@@ -324,6 +342,9 @@ def create_app(
         logger.error("check failed: %s", exc)
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=503)
 
+
+def _add_check_routes(api: APIRouter, state: ServiceState) -> None:
+    """``POST /v1/check`` and ``POST /v1/check/batch``."""
     json_only = [Depends(require_json)]
 
     @api.post(
@@ -354,6 +375,10 @@ def create_app(
         inputs = [state.validate(item, loc) for item, loc in zip(req.items, locs, strict=True)]
         reports = await state.check_many(inputs, locs) if inputs else []
         return JSONResponse({"reports": reports})
+
+
+def _add_report_routes(api: APIRouter, state: ServiceState) -> None:
+    """``GET /v1/reports/{session_id}/{turn_id}`` and ``GET /v1/reports`` (the stored checks)."""
 
     @api.get("/reports/{session_id}/{turn_id}", response_model=StoredReport)
     async def get_report(session_id: str, turn_id: int, attempt: int | None = None) -> Response:
@@ -402,6 +427,10 @@ def create_app(
         )
         return JSONResponse(body.model_dump(mode="json"))
 
+
+def _add_threshold_route(api: APIRouter, state: ServiceState) -> None:
+    """``GET /v1/thresholds``: the adaptive cut-off curve and the bands in use."""
+
     @api.get("/thresholds", response_model=Thresholds, summary="T(rs) and the bands in use")
     async def thresholds(rs: float | None = Query(None, ge=-1.0, le=1.0)) -> Thresholds:
         adaptive = state.config.hallucination.threshold
@@ -417,7 +446,9 @@ def create_app(
             at=at,
         )
 
-    app.include_router(api)
+
+def _add_probe_routes(app: FastAPI, state: ServiceState, auth: list[Any]) -> None:
+    """``/metrics`` (behind the token), ``/healthz`` and ``/readyz``."""
 
     @app.get("/metrics", dependencies=auth, response_class=PlainTextResponse)
     async def metrics() -> Response:
@@ -440,6 +471,10 @@ def create_app(
         )
         return JSONResponse(body.model_dump(), status_code=200 if status == "ready" else 503)
 
+
+def _add_pages(app: FastAPI, guide_dir: str | Path | None) -> None:
+    """The check page at ``/``, its files under ``/static`` and the built guide under ``/guide``."""
+
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html")
@@ -448,6 +483,11 @@ def create_app(
     guide = guide_site(guide_dir)
     if guide is not None:
         app.mount("/guide", StaticFiles(directory=guide, html=True), name="guide")
+
+
+def _add_middleware(app: FastAPI, state: ServiceState) -> None:
+    """Body size limit, admission (503 with ``retry-after`` when the server is saturated) and
+    request metrics; the one added last runs first."""
     app.add_middleware(BodyLimitMiddleware, max_bytes=state.settings.max_body_bytes)
     app.add_middleware(
         AdmissionMiddleware,
@@ -457,7 +497,6 @@ def create_app(
         max_body_bytes=state.settings.max_body_bytes,
     )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
-    return app
 
 
 def _version() -> str:

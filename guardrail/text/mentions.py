@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from guardrail.text.sentences import CJK_CHARACTER
@@ -31,7 +31,7 @@ from guardrail.text.values import (
 )
 
 
-class MentionKind(str, Enum):
+class MentionKind(StrEnum):
     """What a mention is."""
 
     NAME = "name"

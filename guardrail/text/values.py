@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class MatchRule(str, Enum):
+class MatchRule(StrEnum):
     """Which rule decided a comparison."""
 
     EXACT = "exact"
@@ -30,7 +30,7 @@ class MatchRule(str, Enum):
     DIFFERENT = "different"
 
 
-class ValueKind(str, Enum):
+class ValueKind(StrEnum):
     EMAIL = "email"
     URL = "url"
     PHONE = "phone"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import chains.generation as generation
+from chains.errors import LocalModelUnavailable
 from chains.extractive import ExtractiveChatModel
 from chains.generation import (
     PROBE_TIMEOUT_ENV,
@@ -22,7 +23,7 @@ from chains.generation import (
     default_chat_model,
     probe_local_model,
 )
-from guardrail.errors import LocalModelUnavailable, ModelLoadError
+from guardrail.errors import ModelLoadError
 
 SIGILL_CHILD = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"
 OK_CHILD = "import sys; open(sys.argv[1] + '.runs', 'a').write('x')"

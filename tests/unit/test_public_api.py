@@ -38,22 +38,26 @@ EXPECTED_ALL = [
     "HumanReview",
     "InputError",
     "KnowledgeBaseError",
-    "LocalModelUnavailable",
     "MissingDependencyError",
     "ModelLoadError",
+    "NLIPrediction",
     "Passage",
+    "PipelineState",
     "Problem",
     "ProblemKind",
     "Regenerate",
     "Span",
     "Stage",
+    "StageUpdate",
     "Verdict",
     "VerdictLabel",
+    "Verifier",
     "VerifierError",
     "default_stages",
 ]
-"""The report types users handle are exported; the pipeline's internals (``PipelineState``,
-``StageUpdate``) live in :mod:`guardrail.stages`, for stage authors."""
+"""What a guide uses: the checker, its input, the report types, the configuration, the errors,
+and what a stage or a verifier of one's own is written with (``Stage``, ``PipelineState``,
+``StageUpdate``, ``Verifier``, ``NLIPrediction``)."""
 
 
 def test_all_is_pinned() -> None:
