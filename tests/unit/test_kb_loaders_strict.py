@@ -1,4 +1,4 @@
-"""Knowledge-base loaders reject bad entities (issue 27, item 2): an unknown key (``"atributes"``)
+"""Knowledge-base loaders reject bad entities: an unknown key (``"atributes"``)
 or an entity without attributes is a ``KnowledgeBaseError`` naming the file, the entity and the
 key (with the nearest valid one) — in the JSON, CSV and YAML loaders and the SQLite import —
 instead of an entity imported with no attributes, which checks nothing.
