@@ -176,7 +176,8 @@ def default_threads() -> int:
 
     llama.cpp's worker threads spin at each barrier; when other processes share the cores,
     a preempted thread stalls them all, and an answer can take hundreds of times longer than
-    on fewer threads (figures: the Benchmarks page of the documentation). Set ``GUARDRAIL_LLM_THREADS`` to override.
+    on fewer threads (figures: the Benchmarks page of the documentation). Set
+    ``GUARDRAIL_LLM_THREADS`` to override.
     """
     env = os.environ.get("GUARDRAIL_LLM_THREADS")
     if env and env.isdigit() and int(env) > 0:

@@ -34,9 +34,9 @@ card's ``language`` list. Claims in those languages reach them through per-langu
 Published accuracy: LLM-AggreFact balanced accuracy (average over its sets) as published by
 the leaderboard / the authors; ``None`` where no figure is published. ``cpu_pairs_per_s`` is
 measured on tiny randomly initialised models of the same architecture (2 cores, torch and ONNX
-Runtime; how it was run is on the Benchmarks page of the documentation, "Speed"): it compares
-the cost of the calling formats, not of the full-size models. At this size the per-sentence
-token counting of MiniCheck's chunking, not the model, dominates.
+Runtime; how it was run: the verifier guide of the documentation, "Fact-checker presets"): it
+compares the cost of the calling formats, not of the full-size models. At this size the
+per-sentence token counting of MiniCheck's chunking, not the model, dominates.
 """
 
 from __future__ import annotations
