@@ -169,3 +169,24 @@ def test_only_prose_counts_in_a_test_file(tmp_path: Path) -> None:
     )
     hits = sorted(n for n, line in prose_lines(module) if PROCESS_WORDS.search(line))
     assert hits == [1, 2, 3]
+
+
+def architecture_block() -> str:
+    """The text diagram under the README's "Architecture" heading."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Architecture", 1)[1]
+    return section.split("```text", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_diagram_names_every_part_of_guardrail() -> None:
+    package = ROOT / "guardrail"
+    parts = [
+        p.stem
+        for p in package.iterdir()
+        if (p.is_dir() and not p.name.startswith("_")) or (p.suffix == ".py" and p.stem[0] != "_")
+    ]
+    assert {"pipeline", "stages", "evaluation", "audit", "store"} <= set(parts)
+    block = architecture_block()
+    missing = [name for name in parts if not re.search(rf"\b{name}\b", block)]
+    assert not missing, f"the README's architecture diagram leaves out {missing}"
+    assert "verifiers/training/" in block
