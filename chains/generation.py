@@ -176,8 +176,9 @@ def default_threads() -> int:
     """Threads for llama.cpp: half the cores (at least 1).
 
     llama.cpp's worker threads spin at each barrier; when other processes share the cores,
-    a preempted thread stalls the rest (measured here: 2 threads on 2 busy cores took 450 s
-    for an answer that takes 2 s on 1 thread). Set ``GUARDRAIL_LLM_THREADS`` to override.
+    a preempted thread stalls them all, and an answer can take hundreds of times longer than
+    on fewer threads (figures: the Benchmarks page of the documentation). Set
+    ``GUARDRAIL_LLM_THREADS`` to override.
     """
     env = os.environ.get("GUARDRAIL_LLM_THREADS")
     if env and env.isdigit() and int(env) > 0:

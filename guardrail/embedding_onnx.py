@@ -1,13 +1,13 @@
-"""A sentence-transformer run on ONNX Runtime: the same vectors, about 2.5× less CPU.
+"""A sentence-transformer run on ONNX Runtime: the same vectors for much less CPU than torch.
 
 The default embedder, all-MiniLM-L6-v2, ships inside guardrail already exported
 (``guardrail/embeddings/all-MiniLM-L6-v2/``, made by ``scripts/export_embedder.py``): it loads
 with ONNX Runtime and ``tokenizers`` alone, no torch. Other sentence-transformers models (a
 Hugging Face id or a local folder) are exported on first use, as described below.
 
-torch spends most of a short ``encode`` call in per-operator overhead: on 2 cores, six answer
-sentences took 137 ms in torch and 54 ms here (1 thread each, the machine loaded), with cosines
-equal to 4e-7. The model is exported once, in fp32 (int8 moved cosines by up to 0.04), to a
+torch spends most of a short ``encode`` call in per-operator overhead, which ONNX Runtime does
+not have (the timings are on the Benchmarks page of the documentation, "Runtime choices"). The
+model is exported once, in fp32 (int8 would move the cosines away from torch's), to a
 cache folder keyed by the weights' hash, and loaded from there afterwards:
 
 - ``$GUARDRAIL_CACHE_DIR/embeddings/<name>-<sha16>/model.onnx`` (default cache dir

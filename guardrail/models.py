@@ -116,8 +116,8 @@ def load_embedder(name: str = OFFLINE_EMBEDDING, backend: str = "onnx") -> Any:
             local folder.
         backend: ``onnx`` (the default, as in ``models.embedding_backend``) — the shipped ONNX
             model as it is (ONNX Runtime only, no torch), or another model exported once to ONNX
-            (:mod:`guardrail.embedding_onnx`: the same vectors to 1e-4, about 2.5× faster on a
-            small CPU; the export needs torch) for a local folder of a supported layout, else
+            (:mod:`guardrail.embedding_onnx`: the same vectors to 1e-4, faster on a small CPU;
+            the export needs torch) for a local folder of a supported layout, else
             the torch model; ``torch`` — the ``SentenceTransformer``.
 
     Raises:

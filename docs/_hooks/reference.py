@@ -536,7 +536,7 @@ def render_decisions(split: str) -> str:
     return "\n".join(lines)
 
 
-#: Levers for claim accuracy (issue 30), each with the file of its run; the dev figures of a
+#: Levers tried for claim accuracy, each with the file of its run; the dev figures of a
 #: calibration refit are fitted on those dev parts (in-sample), the others are not.
 CLAIM_LEVERS = (
     ("decisions_claim_level.json", "what ships", "yes"),
@@ -628,7 +628,7 @@ def render_verifier() -> str:
 
 
 #: Balanced accuracy published by the models' authors and the LLM-AggreFact leaderboard
-#: (../shared/DESIGN.md; issues 28 and 31). ``None``: not published for that set.
+#: (their papers and the leaderboard's page). ``None``: not published for that set.
 PUBLISHED: tuple[tuple[str, float | None, float | None, float | None], ...] = (
     # model, WiCE, Factcheck-GPT, LFQA
     ("GPT-4o", 78.5, 77.5, None),

@@ -1,8 +1,8 @@
 """Where the evaluation data lives, how its files are read and how a set splits into dev / test.
 
-The one home of these rules for :mod:`guardrail.evaluation.datasets` and the benchmarks
-(``benchmarks/decisions_data.py``, ``benchmarks/verifier_data.py``,
-``benchmarks/hallucination.py``). Nothing is downloaded.
+The one home of these rules for :mod:`guardrail.evaluation.datasets` and the benchmark
+scripts of the repository (the decisions, verifier and hallucination benchmarks of the
+Benchmarks page). Nothing is downloaded.
 
 A set splits into ``dev`` (used only to choose thresholds and rules) and ``test`` (reported)
 in one of two ways:
@@ -100,8 +100,8 @@ class HashSplit:
         return dev, test
 
 
-#: The decisions benchmark's split (``benchmarks/decisions.py``): 40 % dev by SHA-256.
+#: The decisions benchmark's split: 40 % dev by SHA-256.
 DECISIONS_SPLIT = HashSplit(dev_share=0.4, digest="sha256")
 
-#: The verifier benchmark's split (``benchmarks/verifier.py``): 30 % dev by SHA-1.
+#: The verifier benchmark's split: 30 % dev by SHA-1.
 VERIFIER_SPLIT = HashSplit(dev_share=0.3, digest="sha1")

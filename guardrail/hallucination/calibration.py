@@ -30,8 +30,8 @@ short premises and miss invented specifics on long ones. A small logistic model 
   evidence's shape (:func:`evidence_shape`; ``few`` has none): a shape's own intercept, i.e. its
   own threshold on the other features' score,
 
-gives ``p_supported``, fitted on held-out dev data (see ``benchmarks/decisions.py`` and
-``benchmarks/fit_calibration.py``; the file records which data and which verifier). The claim
+gives ``p_supported``, fitted on held-out dev data (the decisions benchmark's claims, see the
+Benchmarks page of the documentation; the file records which data and which verifier). The claim
 threshold shipped with it was chosen on the same dev data for response-level balanced accuracy.
 
 Example::

@@ -2,9 +2,9 @@
 
 Sliding windows cut a long document at fixed token offsets, so the sentence that supports a
 claim shares its window with text about other things, and a small verifier reading 160 tokens
-is easily distracted: on the dev parts of ``benchmarks/decisions.py`` (QAGS CNN/DM summaries vs
-whole articles) the best window's entailment ranks supported above unsupported claims with
-AUROC 0.65, the single best-matching sentence of the whole evidence with 0.75. Published
+is easily distracted by them; the single best-matching sentence of the whole evidence, read
+alone, ranks supported above unsupported claims better than the best window does (the
+figures are on the Benchmarks page of the documentation, "Evidence selection"). Published
 checkers get much of their edge the same way (SummaC: sentence-level premises; MiniCheck:
 sentence-aligned chunks).
 
@@ -13,9 +13,9 @@ Every evidence text is split into sentences once per check (:func:`split_evidenc
 and numbers counting double (:class:`~guardrail.hallucination.pruning.LexicalIndex`) — and
 :meth:`SentencePool.premise` joins the top ``k`` in document order, within a token budget,
 behind the passage's title when it has one (``metadata["title"]``). With
-``hallucination.selection.enabled`` (off by default: in the whole pipeline, after refitting the
-calibration, it did not raise claim balanced accuracy on dev with the bundled verifier, whose
-first premise is already a short one, ``speed.sentence_first``) the premise is scored beside the
+``hallucination.selection.enabled`` (off by default: the bundled verifier's first premise is
+already a short one, ``speed.sentence_first``, and a second short premise in the max lets a
+small model over-entail; see the Benchmarks page) the premise is scored beside the
 claim's windows (first, so a claim it settles costs one pair) and takes part in the max over
 premises like any window.
 

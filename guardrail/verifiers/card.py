@@ -163,7 +163,7 @@ def render_card(card: ModelCard) -> str:
     if card.benchmark:
         out += [
             "",
-            "## Benchmark (`benchmarks/verifier.py`)",
+            "## Benchmark (the verifier benchmark)",
             "",
             "```json",
             json.dumps(card.benchmark, indent=2),
@@ -187,7 +187,7 @@ def render_card(card: ModelCard) -> str:
     out += ["", "## Replacing the shipped model", ""]
     out.append(
         "Every committed model stays in git history: replace the bundled model only when a new "
-        "one measures better on `benchmarks/verifier.py`, and record both numbers here."
+        "one measures better on the verifier benchmark, and record both numbers here."
     )
     return "\n".join(out) + "\n"
 

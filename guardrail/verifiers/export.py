@@ -97,11 +97,11 @@ def export_onnx(
             - ``int8`` — dynamic int8, one scale per tensor (weights int8, activations
               quantised on the fly); the smallest and, on CPUs with VNNI, the fastest;
             - ``int8-channel`` — dynamic int8 with one scale per output channel: the same
-              size, closer to fp32 (label agreement 97 % vs 94 % on 600 dev pairs);
+              size, closer to fp32;
             - ``fp16`` — word embeddings int8, every other weight fp16, computed in fp32
-              (ONNX Runtime folds the casts at load): 99.8 % agreement, about 32 MB for
-              MiniLM-L6, as fast as int8 on CPUs without VNNI;
-            - ``fp32`` — as trained (about 87 MB for MiniLM-L6: over the size budget).
+              (ONNX Runtime folds the casts at load): the closest to fp32 of the small forms,
+              as fast as int8 on CPUs without VNNI;
+            - ``fp32`` — as trained (the largest: over the size budget).
         max_length: the pair length to record (default: what the training run used, else 512).
         check_pairs: pairs to compare int8 against fp32 on (a few hundred is plenty).
         card: model card markdown; default a short card naming the source model.

@@ -50,8 +50,8 @@ class OnnxVerifier(Verifier):
             (capped by ``max_position_embeddings``).
         spin: let idle worker threads busy-wait for the next operator (ONNX Runtime's
             default). Off by default: on a CPU shared with other work (a web server, other
-            models) spinning threads burn the cores the computation needs; measured on a loaded
-            2-core machine, 2.2 vs 1.7 pairs/s (batches of 16 × 128 tokens). Outputs are the same.
+            models) spinning threads burn the cores the computation needs (the Benchmarks page of
+            the documentation has the measured throughput). Outputs are the same.
     """
 
     def __init__(

@@ -33,10 +33,10 @@ card's ``language`` list. Claims in those languages reach them through per-langu
 
 Published accuracy: LLM-AggreFact balanced accuracy (average over its sets) as published by
 the leaderboard / the authors; ``None`` where no figure is published. ``cpu_pairs_per_s`` is
-measured here on tiny randomly initialised models of the same architecture (2 cores, torch;
-``benchmarks/verifier_presets_speed.py --onnx --pairs 256``, load average about 11 from other
-work: noisy): it compares the cost of the calling formats, not of the full-size models. At this
-size the per-sentence token counting of MiniCheck's chunking, not the model, dominates.
+measured on tiny randomly initialised models of the same architecture (2 cores, torch and ONNX
+Runtime; how it was run: the verifier guide of the documentation, "Fact-checker presets"): it
+compares the cost of the calling formats, not of the full-size models. At this size the
+per-sentence token counting of MiniCheck's chunking, not the model, dominates.
 """
 
 from __future__ import annotations

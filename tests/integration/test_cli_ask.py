@@ -1,4 +1,4 @@
-"""``guardrail ask`` end to end as a user runs it (issue 27): it answers on any machine.
+"""``guardrail ask`` end to end as a user runs it: it answers on any machine.
 
 With a local model that generates here the answer comes from SmolLM2; with one that cannot run
 (llama.cpp dying with SIGILL on a CPU it was not built for, or not installed) it comes from the

@@ -1,4 +1,4 @@
-"""``guardrail check`` end to end with the real offline models (issue 2's "must show")."""
+"""``guardrail check`` end to end with the real offline models: what a user must see."""
 
 from __future__ import annotations
 

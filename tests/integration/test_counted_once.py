@@ -1,4 +1,4 @@
-"""One wrong value, one finding (#29 item 1, #43 item 2), on the real pipeline: the knowledge-base
+"""One wrong value, one finding, on the real pipeline: the knowledge-base
 contradiction is fact validation's finding, stored once; the report shows it as a
 WRONG_ATTRIBUTE flag too (a view of that finding), the coherence entity check leaves the value
 on record to fact validation, and the confidence counts it in the factual component only."""

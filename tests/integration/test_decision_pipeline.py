@@ -199,7 +199,7 @@ def test_retrieval_score_is_computed_in_the_library(guard: Guardrail) -> None:
 def test_alphacodium_invented_sentence_beside_supported_ones_is_removed_or_flagged(
     guard: Guardrail,
 ) -> None:
-    """Issue 28's must-hold: the supported sentences are delivered, the invented one is not
+    """The supported sentences are delivered, the invented one is not
     shown unmarked."""
     supported = "AlphaCodium is an iterative method for improving LLM code generation."
     invented = "It was acquired by Google in 2024."
@@ -219,7 +219,7 @@ def test_alphacodium_invented_sentence_beside_supported_ones_is_removed_or_flagg
 
 
 def test_evidence_the_verifier_cannot_read_makes_the_answer_unverified(guard: Guardrail) -> None:
-    """Issue 27: an English answer against Chinese passages is UNVERIFIED, not fabricated."""
+    """An English answer against Chinese passages is UNVERIFIED, not fabricated."""
     r = guard.invoke(
         {
             "query": "When is the meeting with John?",
@@ -235,7 +235,7 @@ def test_evidence_the_verifier_cannot_read_makes_the_answer_unverified(guard: Gu
 
 
 def test_an_answer_whose_answering_claim_is_removed_is_regenerated(guard: Guardrail) -> None:
-    """Issue 28: the claim that answers the question is itself unsupported → regenerate, with
+    """The claim that answers the question is itself unsupported → regenerate, with
     guidance naming it once (the QUD check on what would be delivered)."""
     wrong = "AlphaCodium was acquired by Google in 2024."
     r = guard.invoke(

@@ -3,8 +3,8 @@
 Drives ``/usr/bin/chromium`` through ``/usr/bin/chromedriver`` (Debian's ``chromium`` and
 ``chromium-driver``, installed by setup.sh); nothing is downloaded. Submits the
 AlphaCodium example and checks the verdict stamp, the highlighted spans with their reasons, the
-recommendation band and the threshold panel. The delivered view shows what the report says
-(issue 28 item 3): on the AlphaCodium answer with one invented sentence, that sentence struck
+recommendation band and the threshold panel. The delivered view shows what the report says:
+on the AlphaCodium answer with one invented sentence, that sentence struck
 through (``<del>``) and the supported ones plain, each claim's outcome listed, a repair as
 old → new, hostile answer text never parsed as HTML; that check saves a screenshot (to
 ``$GUARDRAIL_SCREENSHOT`` when set — that is how ``docs/verify_page.png`` is made — else into

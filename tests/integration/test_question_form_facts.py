@@ -1,8 +1,7 @@
-"""Questions, small talk and near misses with the real offline models (issue "same input, same
-report — and questions, small talk"): a fact inside a question is checked against the evidence
-and repaired, a question back to a remark is delivered, a declarative question without
-evidence is never accepted, a bare yes/no is judged as the question's proposition, and a
-misspelling beside the evidence's word is repaired."""
+"""Questions, small talk and near misses with the real offline models: a fact inside a
+question is checked against the evidence and repaired, a question back to a remark is
+delivered, a declarative question without evidence is never accepted, a bare yes/no is judged
+as the question's proposition, and a misspelling beside the evidence's word is repaired."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each piece of work once per request (#29 item 4): for one ``invoke`` with the default offline
+"""Each piece of work once per request: for one ``invoke`` with the default offline
 profile, the spaCy parses, verifier calls and embeddings are counted at the models."""
 
 from __future__ import annotations

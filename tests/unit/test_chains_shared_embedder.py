@@ -1,4 +1,4 @@
-"""One embedder for the ready chains and the guardrail (#29 item 4): the model loaded once, the
+"""One embedder for the ready chains and the guardrail: the model loaded once, the
 chain's texts embedded once. The loaders are replaced by counting fakes, so no model runs."""
 
 from __future__ import annotations

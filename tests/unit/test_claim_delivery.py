@@ -1,4 +1,4 @@
-"""Claim-level delivery (issue 28): each claim supported, uncertain, repaired or removed, and the
+"""Claim-level delivery: each claim supported, uncertain, repaired or removed, and the
 answer's action following from its claims. Pure functions, no model."""
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def test_a_human_review_reason_never_calls_a_high_confidence_too_low(confidence:
 
 
 def test_an_unverified_answer_with_a_kb_that_lacks_the_entity_is_not_delivered() -> None:
-    """Issue 27: nothing checkable (the KB lacks the entity, no passages) → human review."""
+    """Nothing checkable (the KB lacks the entity, no passages) → human review."""
     response = "John's email is john.s@company.org"
     claim = ExtractedClaim(
         text=response, span=Span(start=0, end=len(response)), subject="John",

@@ -1,4 +1,4 @@
-"""``guardrail check``'s text output shows what the report says (issue 28 item 3): each claim's
+"""``guardrail check``'s text output shows what the report says: each claim's
 outcome, the removals and repairs with their spans and reasons, and the delivered text."""
 
 from __future__ import annotations

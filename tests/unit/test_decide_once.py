@@ -1,4 +1,4 @@
-"""Decide once (#43): one answer's problems are found once and its action chosen once, by the
+"""Decide once: one answer's problems are found once and its action chosen once, by the
 decision, whatever stages ran; the cut-off it reads is the one the hallucination stage used."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``guardrail serve`` serves the built documentation site under ``/guide/`` (issue 33 item 4).
+"""``guardrail serve`` serves the built documentation site under ``/guide/``.
 
 A folder with an ``index.html`` stands in for ``mkdocs build``'s ``site/`` (the real build is
 ``tests/integration/test_docs_site.py``); no folder, no ``/guide/`` route.

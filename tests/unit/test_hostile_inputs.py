@@ -1,4 +1,4 @@
-"""Hostile input (issue 32 item 5): answers that try to steer the regeneration prompt, unusable
+"""Hostile input: answers that try to steer the regeneration prompt, unusable
 session and turn ids, and the API token.
 
 The chat model is langchain-core's ``FakeListChatModel``; the guardrail is a real ``Guardrail``

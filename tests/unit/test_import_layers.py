@@ -1,7 +1,7 @@
-"""Imports run one way (#29 item 3): ``chains`` and the faces (CLI, service, integrations) sit
+"""Imports run one way: ``chains`` and the faces (CLI, service, integrations) sit
 on the core; no core module imports ``chains`` or a face, at module level or inside a function.
 
-And (#43 item 4): no import cycle anywhere in ``guardrail`` (imports inside functions count:
+And no import cycle anywhere in ``guardrail`` (imports inside functions count:
 that is how a cycle hides); the checks (coherence, facts, hallucination, correction) import
 neither each other nor the decision; run-time code never imports the export tooling."""
 

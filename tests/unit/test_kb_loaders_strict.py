@@ -1,4 +1,4 @@
-"""Knowledge-base loaders reject bad entities (issue 27, item 2): an unknown key (``"atributes"``)
+"""Knowledge-base loaders reject bad entities: an unknown key (``"atributes"``)
 or an entity without attributes is a ``KnowledgeBaseError`` naming the file, the entity and the
 key (with the nearest valid one) — in the JSON, CSV and YAML loaders and the SQLite import —
 instead of an entity imported with no attributes, which checks nothing.
@@ -104,7 +104,8 @@ def test_sqlite_import_rejects_the_entity_and_imports_nothing(
     db = tmp_path / "kb.sqlite"
     source = tmp_path / "people.json"
     source.write_text(json.dumps(MISSPELLED), encoding="utf-8")
-    # the issue's report: `kb import` said "imported 1 entities" and `kb show` listed nothing
+    # the failure this guards against: `kb import` said "imported 1 entities" and `kb show`
+    # listed nothing
     assert main(["kb", "import", str(source), "--db", str(db)]) == 2
     captured = capsys.readouterr()
     assert "imported" not in captured.out and "Traceback" not in captured.err

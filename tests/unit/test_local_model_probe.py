@@ -1,4 +1,4 @@
-"""The local-model probe (issue 27 item 1): a llama.cpp that dies in a child process becomes
+"""The local-model probe: a llama.cpp that dies in a child process becomes
 ``LocalModelUnavailable`` with the reason, and the generation falls back to the extractive answer.
 
 The probe's child code is injected: a child that kills itself with SIGILL stands for a llama.cpp

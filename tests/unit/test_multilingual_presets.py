@@ -28,8 +28,8 @@ MINILM = "multilingual-minilmv2-l6-xnli"
 MDEBERTA = "mdeberta-v3-base-xnli-2mil7"
 PREMISE = "AlphaCodium 是一种基于代码生成的新方法，通过迭代改进提升 LLM 的代码能力。"
 CLAIM = "AlphaCodium 是一种改进 LLM 代码生成能力的迭代方法。"
-ISSUE_QUERY = "AlphaCodium 论文讲的是什么？"
-ISSUE_PASSAGE = PREMISE + "该方法在 CodeContests 数据集上达到了 state-of-the-art 的性能。"
+ZH_QUERY = "AlphaCodium 论文讲的是什么？"
+ZH_PASSAGE = PREMISE + "该方法在 CodeContests 数据集上达到了 state-of-the-art 的性能。"
 
 
 @pytest.fixture(scope="module")
@@ -163,13 +163,13 @@ def test_uncovered_reason_names_the_preset_to_route_to() -> None:
 def _check(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
     from guardrail.cli import main
 
-    argv = ["check", "--query", ISSUE_QUERY, "--response", CLAIM, "--passage", ISSUE_PASSAGE]
+    argv = ["check", "--query", ZH_QUERY, "--response", CLAIM, "--passage", ZH_PASSAGE]
     assert main([*argv, "--format", "json", *extra]) == 0
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return report
 
 
-def test_issue_example_without_a_route_names_the_preset(
+def test_a_chinese_claim_without_a_route_names_the_preset(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     report = _check(capsys)
@@ -181,7 +181,7 @@ def test_issue_example_without_a_route_names_the_preset(
     assert f"--route zh={MINILM}" in report["verdict"]["reason"]
 
 
-def test_issue_example_is_routed_to_a_local_tiny_model(
+def test_a_chinese_claim_is_routed_to_a_local_tiny_model(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tiny.build_multilingual_nli(tmp_path / "minilm", "xlmr")

@@ -1,4 +1,4 @@
-"""Every face delivers what ``Guardrail.invoke`` delivers (issue 28, item 5).
+"""Every face delivers what ``Guardrail.invoke`` delivers.
 
 One answer of four sentences — two supported, one confidently contradicted (removed), one
 uncertain (annotated) — goes through the guarded RAG loop, ``with_guardrail``, the LangChain v1

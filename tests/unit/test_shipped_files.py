@@ -1,4 +1,4 @@
-"""Nothing machine-specific ships (issue 29 item 5): no shipped file names the build machine's
+"""Nothing machine-specific ships: no shipped file names the build machine's
 folders, and the bundled verifier has a stable name."""
 
 from __future__ import annotations

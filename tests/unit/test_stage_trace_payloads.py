@@ -1,4 +1,4 @@
-"""What a trace shows of each step: its own inputs and results as plain JSON (issue 48 item 4).
+"""What a trace shows of each step: its own inputs and results as plain JSON.
 
 Each check runs every stage for real (the bundled verifier, spaCy, the embedder) on one-sentence
 answers, traced by LangChain's own ``LangChainTracer`` with a stub LangSmith client that keeps

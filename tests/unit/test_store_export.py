@@ -38,7 +38,7 @@ result/new_entities_count
 """.split()
 # The layout leaves "/{issue_idx}/ → Issue details" open: these are the issue's fields.
 ISSUE_LEAVES = "type description severity span_start span_end suggestion".split()
-# Beyond the original layout (issue 28): where each correction is and why, what is delivered,
+# Beyond the original layout: where each correction is and why, what is delivered,
 # and each claim's outcome.
 DELIVERY_LEAVES = """
 correction/corrections/{i}/span_start correction/corrections/{i}/span_end

@@ -1,4 +1,4 @@
-"""Strict inputs in every face (issue 27, item 3): an unknown key is an error naming the key and
+"""Strict inputs in every face: an unknown key is an error naming the key and
 the nearest valid one — in Python, the CLI, HTTP, audit rows and the LangChain / LlamaIndex
 wrappers — never a key silently dropped (a dropped ``pasages`` is evidence never checked).
 
