@@ -16,7 +16,6 @@ knowledge base records differently is one finding, fact validation's: one proble
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from guardrail.config import DecisionConfig, GuardrailConfig
 from guardrail.report import (
@@ -33,6 +32,7 @@ from guardrail.report import (
     Verdict,
     VerdictLabel,
 )
+from guardrail.thresholds import ClaimCutoffs, claim_cutoffs
 
 #: Flag types that block delivering a claim as it is (when at least ``confidence.blocking`` sure).
 BLOCKING_FLAGS: frozenset[HallucinationType] = frozenset(
@@ -54,21 +54,22 @@ def remove_below(
     config: GuardrailConfig, calibration: CalibrationUsed | None, claims: Sequence[Claim]
 ) -> list[float | None]:
     """By claim, the ``p_supported`` below which an unsupported claim is a confident problem:
-    the config's ``decision.remove_below``, else the cut-off of the calibration the
-    hallucination stage scored the claim with (``state.calibration``; a claim a router sent to
-    another verifier has that verifier's), else — no claim scored under a calibration — the
-    configured or shipped calibration file's (none for a configured directory: its files are
-    keyed by verifier). ``None`` = every unsupported claim is a confident problem."""
-    if config.decision.remove_below is not None:
-        return [config.decision.remove_below] * len(claims)
-    if calibration is not None:
-        return [calibration.remove_below_for(i) for i in range(len(claims))]
-    configured = config.hallucination.calibration
-    if configured is not None and Path(configured).is_dir():
-        return [None] * len(claims)
-    from guardrail.hallucination.calibration import ClaimCalibrator
-
-    return [ClaimCalibrator.load(configured).remove_below] * len(claims)
+    :func:`~guardrail.thresholds.claim_cutoffs` of the calibration the hallucination stage
+    scored the claim with (``state.calibration``; a claim a router sent to another verifier
+    has that verifier's), with the config's ``decision.remove_below``. ``None`` = every
+    unsupported claim is a confident problem."""
+    chosen = config.decision.remove_below
+    if calibration is None:  # no claim scored under a calibration
+        cut = claim_cutoffs(None, config.hallucination, remove_below=chosen)
+        return [cut.remove_below] * len(claims)
+    return [
+        claim_cutoffs(
+            ClaimCutoffs(calibration.threshold, calibration.remove_below_for(i)),
+            config.hallucination,
+            remove_below=chosen,
+        ).remove_below
+        for i in range(len(claims))
+    ]
 
 
 def claim_problem_confidence(claim: Claim) -> float:
