@@ -126,10 +126,6 @@ class ScoringCutoffs(StrictModel):
     ``confidence.penalised`` (all penalties together at most ``penalty_cap``)."""
     incoherent_below: float = 0.4
     """A coherence score below this (0–1) is called incoherent in a human-review reason."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class HandlingThresholds(StrictModel):
@@ -373,10 +369,6 @@ class HallucinationConfig(StrictModel):
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence
     (NONEXISTENT_ENTITY)."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
     @model_validator(mode="after")
     def _windows_consistent(self) -> HallucinationConfig:
@@ -488,10 +480,6 @@ class CorrectionConfig(StrictModel):
     sure) instead of annotating them; flags at least ``confidence.noted`` sure are annotated."""
     max_corrections: int = 20
     """At most this many text edits per answer, the most important first."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class ModelsConfig(StrictModel):
@@ -544,10 +532,6 @@ class DecisionConfig(StrictModel):
     min_kept_share: float = 0.5
     """``claim`` granularity: when removals leave less than this share of the answer's
     checkworthy claims, the answer is regenerated instead of delivered."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
@@ -622,15 +606,6 @@ class GuardrailConfig(StrictModel):
             return data
         moved(data)
         return renamed(data)
-
-    @model_validator(mode="after")
-    def _one_ladder(self) -> GuardrailConfig:
-        """Every section that reads the confidence ladder reads this one."""
-        for name in ("scoring", "hallucination", "correction", "decision"):
-            section = getattr(self, name)
-            if section.confidence != self.confidence:
-                self.__dict__[name] = section.model_copy(update={"confidence": self.confidence})
-        return self
 
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:

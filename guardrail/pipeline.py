@@ -232,6 +232,7 @@ def _confidence_step(
             config.weights,
             config.penalty_cap,
             config.scoring,
+            config.confidence,
         )
         confidence = final_confidence(breakdown)
         data = {"state": state, "breakdown": breakdown, "confidence": confidence}
@@ -282,6 +283,7 @@ def _recommendation_step(
             granularity=decision.granularity,
             min_kept_share=decision.min_kept_share,
             cutoffs=config.scoring,
+            ladder=config.confidence,
         )
         original = state.input.response
         report = GuardReport(

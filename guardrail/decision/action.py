@@ -41,9 +41,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guardrail.config import HandlingThresholds, ScoringCutoffs
+from guardrail.config import ConfidenceLadder, HandlingThresholds, ScoringCutoffs
 from guardrail.decision.bands import (
     DEFAULT_CUTOFFS,
+    DEFAULT_LADDER,
     band_of,
     human_review_reason,
     recommend,
@@ -191,6 +192,7 @@ def _not_delivered(
     thresholds: HandlingThresholds,
     cutoffs: ScoringCutoffs,
     extra: Sequence[str] = (),
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> tuple[Recommendation, str]:
     if checked.confidence >= thresholds.regenerate:
         return _guidance(checked, problems, flagged, cutoffs, extra), why
@@ -201,7 +203,7 @@ def _not_delivered(
         )
     reason = human_review_reason(
         checked.confidence, checked.coherence, checked.factual, checked.flags,
-        cutoffs=cutoffs, thresholds=thresholds,
+        cutoffs=cutoffs, thresholds=thresholds, ladder=ladder,
     )  # fmt: skip
     named = "; ".join(f"{p.kind}: '{p.text}'" for p in problems[:5])
     reason = f"{why}. {reason}" + (f" Problems: {named}." if named else "")
@@ -231,8 +233,10 @@ def decide(
     granularity: str = "claim",
     min_kept_share: float = 0.5,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> tuple[Recommendation, Decision]:
-    """The recommendation and the record of how it was reached (see the module docstring)."""
+    """The recommendation and the record of how it was reached (see the module docstring);
+    ``ladder`` is the config's confidence ladder (``GuardrailConfig.confidence``)."""
     claims = checked.claims
     checkworthy = [c for c in claims if c.status is not ClaimStatus.NOT_CHECKWORTHY]
     checked_claims = [c for c in checkworthy if c.status is not ClaimStatus.UNVERIFIED]
@@ -252,7 +256,7 @@ def decide(
         kept_share=round(kept, 4) if kept is not None else None,
     )
     rec, gate = _choose(checked, removed, flagged, kept, thresholds, granularity,
-                        min_kept_share, cutoffs)  # fmt: skip
+                        min_kept_share, cutoffs, ladder)  # fmt: skip
     action = Action(rec.action)
     override = None
     if action is not band:
@@ -272,11 +276,12 @@ def _choose(
     granularity: str,
     min_kept_share: float,
     cutoffs: ScoringCutoffs,
+    ladder: ConfidenceLadder,
 ) -> tuple[Recommendation, str]:
     c = checked
     if c.unchecked:
         reason = human_review_reason(
-            c.confidence, c.coherence, c.factual, c.flags, c.unchecked, cutoffs, thresholds
+            c.confidence, c.coherence, c.factual, c.flags, c.unchecked, cutoffs, thresholds, ladder
         )
         return HumanReview(reason=reason), FAIL_CLOSED
     if c.claims and not c.problems and all(x.status is NOT_CHECKWORTHY for x in c.claims):
@@ -289,7 +294,7 @@ def _choose(
             return Accept(), NOTHING_TO_CHECK
         return _not_delivered(
             c, [], [], "nothing to check, and the answer does not address the question asked",
-            thresholds, cutoffs, [ADDRESS_THE_QUESTION],
+            thresholds, cutoffs, [ADDRESS_THE_QUESTION], ladder,
         )  # fmt: skip
     problems = list(c.problems)
     unfixed = [p for p in problems if p.fixed_by is None]
@@ -297,7 +302,7 @@ def _choose(
     if granularity == "answer":
         if unfixed:
             gate = f"{len(unfixed)} unrepaired problem(s): never delivered as is"
-            return _not_delivered(c, unfixed, [], gate, thresholds, cutoffs)
+            return _not_delivered(c, unfixed, [], gate, thresholds, cutoffs, ladder=ladder)
         if problems:
             return CorrectAndDeliver(corrections=fixes), (
                 f"all {len(problems)} problem(s) repaired in the corrected text"
@@ -334,7 +339,8 @@ def _choose(
             )
         if reasons:
             named = [p for p in problems if p.fixed_by in (None, "removal")]
-            return _not_delivered(c, named, flagged, "; ".join(reasons), thresholds, cutoffs, extra)
+            why = "; ".join(reasons)
+            return _not_delivered(c, named, flagged, why, thresholds, cutoffs, extra, ladder)
         if problems:
             gate = f"{len(problems)} confident problem(s): {len(removed)} claim(s) removed"
             repaired = len({p.claim_index for p in problems if p.fixed_by not in (None, "removal")})
@@ -355,7 +361,14 @@ def _choose(
             "stays on the report)"
         )
     rec = recommend(
-        c.confidence, c.coherence, c.factual, c.flags, c.corrections, thresholds, cutoffs=cutoffs
+        c.confidence,
+        c.coherence,
+        c.factual,
+        c.flags,
+        c.corrections,
+        thresholds,
+        cutoffs=cutoffs,
+        ladder=ladder,
     )
     if rec.action == "accept" and flagged:
         # a claim the report does not call supported is never shown unmarked

@@ -54,6 +54,6 @@ def plan_answer(
     decision = config.decision
     per_claim = decision.granularity == "claim"
     cutoffs = remove_below(config, calibration, claims) if per_claim else None
-    problems = find_problems(claims, flags, factual, verdict, decision, cutoffs)
+    problems = find_problems(claims, flags, factual, verdict, decision, cutoffs, config.confidence)
     problems = mark_fixes(problems, repairs)
     return AnswerPlan(problems, plan_delivery(claims, problems, remove=per_claim))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from guardrail.config import DecisionConfig, GuardrailConfig
+from guardrail.config import ConfidenceLadder, DecisionConfig, GuardrailConfig
 from guardrail.report import (
     CalibrationUsed,
     Claim,
@@ -94,12 +94,15 @@ def find_problems(
     verdict: Verdict | None,
     config: DecisionConfig,
     cutoffs: Sequence[float | None] | float | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> list[Problem]:
     """Everything that blocks showing a claim as it is (see the module docstring).
 
     ``cutoffs`` are :func:`remove_below`, by claim, or one for all (``claim`` granularity only;
-    ``None``: every unsupported claim is a confident problem).
+    ``None``: every unsupported claim is a confident problem). ``ladder``: the config's
+    confidence ladder (``None``: the default one), whose ``blocking`` rung a finding must reach.
     """
+    blocking = (ladder or ConfidenceLadder()).blocking
     problems: list[Problem] = []
     hallucination = verdict is not None and verdict.label is VerdictLabel.HALLUCINATION
     per_claim = config.granularity == "claim"
@@ -109,7 +112,7 @@ def find_problems(
         strong_contra = (
             c.status is ClaimStatus.CONTRADICTED
             and c.scores is not None
-            and max(c.scores.contradiction, conf) >= config.confidence.blocking
+            and max(c.scores.contradiction, conf) >= blocking
         )
         if cutoffs is None or isinstance(cutoffs, float | int):
             cutoff = cutoffs
@@ -132,7 +135,7 @@ def find_problems(
             # a claim the evidence could not check is unverified, not judged; contradicting
             # an earlier turn is judged against the turns, which were checked
             continue
-        if f.type in BLOCKING_FLAGS and f.confidence >= config.confidence.blocking:
+        if f.type in BLOCKING_FLAGS and f.confidence >= blocking:
             problems.append(
                 Problem(
                     kind=f.type.value,
@@ -144,10 +147,7 @@ def find_problems(
             )
     if factual is not None:
         for v in factual.claim_validations:
-            if (
-                v.status is ValidationStatus.CONTRADICTED
-                and v.confidence >= config.confidence.blocking
-            ):
+            if v.status is ValidationStatus.CONTRADICTED and v.confidence >= blocking:
                 kind = "kb_contradiction"
             elif v.status is ValidationStatus.HISTORY_CONFLICT:
                 kind = "history_conflict"

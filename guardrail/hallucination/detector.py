@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from guardrail.config import HallucinationConfig
+from guardrail.config import ConfidenceLadder, HallucinationConfig
 from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import (
@@ -211,6 +211,8 @@ class _Judging:
     config: HallucinationConfig
     retrieval_score: float | None
     nlp: Any
+    noted: float
+    """The ladder's ``noted`` rung: a contradiction at least this sure is reported."""
     index: EvidenceIndex
     aligned: AlignmentIndex | None
     region_values: RegionValues | None
@@ -232,13 +234,24 @@ class _Judging:
         retrieval_score: float | None,
         nlp: Any,
         question: str | None,
+        ladder: ConfidenceLadder,
     ) -> _Judging:
         index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
         aligned: AlignmentIndex | None = None
         if ((config.name_check and nlp is not None) or config.value_check) and evidence.passages:
             aligned = AlignmentIndex.of(evidence.passages, question or "")
         region_values = RegionValues(aligned) if aligned is not None else None
-        return cls(response, evidence, config, retrieval_score, nlp, index, aligned, region_values)
+        return cls(
+            response,
+            evidence,
+            config,
+            retrieval_score,
+            nlp,
+            ladder.noted,
+            index,
+            aligned,
+            region_values,
+        )
 
 
 def judge_claims(
@@ -251,6 +264,7 @@ def judge_claims(
     calibration: CalibrationChoice | None = None,
     routed: Mapping[int, Route] | None = None,
     question: str | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
     """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
 
@@ -258,7 +272,8 @@ def judge_claims(
     ``config.calibration`` names without a verifier (:func:`configured_calibration`).
     ``routed``: by claim index, the verifier a router sent the claim to and its calibration,
     when not the default (:func:`claim_routes`). ``question``: the user's query (its names are
-    not checked by ``config.name_check``).
+    not checked by ``config.name_check``). ``ladder``: the config's confidence ladder
+    (``None``: the default one).
 
     Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
     of unchecked claims, the flags (unsorted) and the claim threshold used.
@@ -268,7 +283,8 @@ def judge_claims(
     threshold = claim_cutoffs(calibration, config, retrieval_score).threshold
     routed = routed or {}
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
-    judging = _Judging.of(response, evidence, config, retrieval_score, nlp, question)
+    ladder = ladder or ConfidenceLadder()
+    judging = _Judging.of(response, evidence, config, retrieval_score, nlp, question, ladder)
     flags: list[HallucinationFlag] = []
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
@@ -327,9 +343,9 @@ def _judge_claim(
         p_supported = decision.best_prediction.entailment
     c.p_supported = round(p_supported, 4)
     if judging.calibrated:
-        c.status = calibrated_status(c.p_supported, decision, cut, config.confidence.noted)
+        c.status = calibrated_status(c.p_supported, decision, cut, judging.noted)
     else:
-        c.status = claim_status(decision, cut, config.confidence.noted)
+        c.status = claim_status(decision, cut, judging.noted)
     contradicted = c.status is ClaimStatus.CONTRADICTED
     win = windows[decision.contra if contradicted else decision.best]
     pred = decision.contra_prediction if contradicted else decision.best_prediction
@@ -449,7 +465,7 @@ def _entity_flags(
 def _pair_flags(judging: _Judging, scoring: Scoring) -> list[HallucinationFlag]:
     """Flags of the response's contradicting sentence pairs and of claims contradicting an
     earlier turn (which then points to that turn when it has no evidence)."""
-    noted, scores, claims = judging.config.confidence.noted, scoring.scores, scoring.claims
+    noted, scores, claims = judging.noted, scoring.scores, scoring.claims
     found: list[HallucinationFlag] = []
     for a, b, p in scoring.plan.logic:
         if p in scores and scores[p].contradiction >= noted:
@@ -573,6 +589,7 @@ def detect(
     cache: ScoreCache | None = None,
     no_evidence_reason: str = "no evidence text to check against",
     question: str | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> Detection:
     """Score ``claims`` against ``evidence`` and build flags and the verdict.
 
@@ -589,12 +606,24 @@ def detect(
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
         question: the user's query (a span model reads it with the passages; an answer with
             nothing to check to a question for a fact is UNVERIFIED).
+        ladder: the confidence ladder (``GuardrailConfig.confidence``; ``None``: the default
+            one): a contradiction at least ``noted`` sure makes a claim contradicted and is
+            flagged.
     """
     scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
     routed = claim_routes(verifier, scoring, config)
     calibration = _default_calibration(verifier, scoring, routed, config)
     entailments, unverified_reasons, flags, threshold = judge_claims(
-        response, scoring, evidence, config, retrieval_score, nlp, calibration, routed, question
+        response,
+        scoring,
+        evidence,
+        config,
+        retrieval_score,
+        nlp,
+        calibration,
+        routed,
+        question,
+        ladder,
     )
     if scoring.scores and evidence.passages:
         flags += _span_flags(verifier, response, evidence, question, scoring, flags)

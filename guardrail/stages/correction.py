@@ -115,7 +115,7 @@ class CorrectionStage(Stage):
             if cfg.auto_correct and cfg.spelling
             else None
         )
-        corrector = ResponseCorrector(cfg, speller)
+        corrector = ResponseCorrector(cfg, speller, self.config.confidence)
         doc = nlp(state.input.response)
         claims = state.claims or []
         supported = [c.span for c in claims if c.status is ClaimStatus.SUPPORTED]
