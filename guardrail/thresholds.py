@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from guardrail.config import HallucinationConfig
+    from guardrail.config import DecisionConfig, HallucinationConfig
 
 
 class CalibrationCutoffs(Protocol):
@@ -59,7 +59,7 @@ def claim_cutoffs(
     calibration: CalibrationCutoffs | None,
     hallucination: HallucinationConfig,
     retrieval_score: float | None = None,
-    remove_below: float | None = None,
+    decision: DecisionConfig | None = None,
 ) -> ClaimCutoffs:
     """The threshold and ``remove_below`` of a claim scored under ``calibration``.
 
@@ -68,7 +68,8 @@ def claim_cutoffs(
             names without a verifier — the shipped file by default, none for a directory).
         hallucination: the hallucination settings (``policy``, ``claim_threshold``, T(rs)).
         retrieval_score: ``rs`` for T(rs) (``None`` → its strict end).
-        remove_below: ``decision.remove_below`` (``None`` = the calibration's).
+        decision: the decision settings, whose ``remove_below`` (when set) replaces the
+            calibration's (``None``: the calibration's).
     """
     if calibration is None:
         from guardrail.hallucination.calibration_registry import configured_calibration
@@ -80,6 +81,7 @@ def claim_cutoffs(
         threshold = hallucination.claim_threshold
     else:
         threshold = calibration.threshold
+    remove_below = decision.remove_below if decision is not None else None
     if remove_below is None:
         remove_below = calibration.remove_below
     return ClaimCutoffs(threshold, remove_below)

@@ -58,15 +58,14 @@ def remove_below(
     scored the claim with (``state.calibration``; a claim a router sent to another verifier
     has that verifier's), with the config's ``decision.remove_below``. ``None`` = every
     unsupported claim is a confident problem."""
-    chosen = config.decision.remove_below
     if calibration is None:  # no claim scored under a calibration
-        cut = claim_cutoffs(None, config.hallucination, remove_below=chosen)
+        cut = claim_cutoffs(None, config.hallucination, decision=config.decision)
         return [cut.remove_below] * len(claims)
     return [
         claim_cutoffs(
             ClaimCutoffs(calibration.threshold, calibration.remove_below_for(i)),
             config.hallucination,
-            remove_below=chosen,
+            decision=config.decision,
         ).remove_below
         for i in range(len(claims))
     ]
