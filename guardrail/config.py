@@ -55,7 +55,7 @@ class ConfidenceWeights(StrictModel):
     """Weights of the four components of the answer's confidence score (components that did
     not run are left out and the others re-weighted)."""
 
-    coherence: float = 0.25
+    coherence: float = Field(default=0.25, ge=0.0, le=1.0)
     """Weight of the coherence score (0–1, ``coherence.weights`` combine its dimensions)."""
     factual: float = 0.35
     """Weight of the fact-validation score (values checked against the knowledge base)."""
@@ -112,7 +112,7 @@ class ScoringCutoffs(StrictModel):
     """The penalties of the confidence score and the cut-offs of the recommendation texts,
     each with the one meaning it has (how sure a flag must be: the ``confidence`` ladder)."""
 
-    coherence_issue_severity: float = 0.8
+    coherence_issue_severity: float = Field(default=0.8, ge=0.0, le=1.0)
     """A coherence issue more severe than this (0–1) costs ``coherence_penalty`` and is named in
     the regeneration guidance."""
     coherence_penalty: float = 0.1
@@ -124,7 +124,7 @@ class ScoringCutoffs(StrictModel):
     flag_penalty: float = 0.1
     """Subtracted from the confidence per hallucination flag more confident than
     ``confidence.penalised`` (all penalties together at most ``penalty_cap``)."""
-    incoherent_below: float = 0.4
+    incoherent_below: float = Field(default=0.4, ge=0.0, le=1.0)
     """A coherence score below this (0–1) is called incoherent in a human-review reason."""
 
 
@@ -164,9 +164,9 @@ class AdaptiveThreshold(StrictModel):
     high confidence gives ``T ≈ t_high`` (lenient). With no retrieval score, ``T = t_low``.
     """
 
-    t_low: float = 0.70
+    t_low: float = Field(default=0.70, ge=0.0, le=1.0)
     """Entailment threshold when retrieval confidence is low (the strict end, 0–1)."""
-    t_high: float = 0.40
+    t_high: float = Field(default=0.40, ge=0.0, le=1.0)
     """Entailment threshold when retrieval confidence is high (the lenient end, 0–1)."""
     midpoint: float = 0.45
     """Retrieval score at which the threshold is halfway between ``t_low`` and ``t_high``."""
@@ -175,7 +175,7 @@ class AdaptiveThreshold(StrictModel):
     ``t_high`` over a narrower range of retrieval scores."""
     enabled: bool = True
     """When false, T is the constant ``fixed`` whatever the retrieval score."""
-    fixed: float = 0.5
+    fixed: float = Field(default=0.5, ge=0.0, le=1.0)
     """The constant threshold (0–1) used when ``enabled`` is false."""
 
     def threshold(self, retrieval_score: float | None) -> float:
@@ -276,7 +276,8 @@ class HallucinationConfig(StrictModel):
     A key given a value of its own where another key cancels it is a ``ConfigError`` naming
     both (``top_m_windows = 0`` with a ``speed.max_windows_per_claim`` cap,
     ``speed.early_exit_entailment = None`` with a ``speed.early_exit_contradiction``,
-    ``selection`` settings with ``selection.enabled = False``)."""
+    ``selection`` settings with ``selection.enabled = False``, ``window_stride`` above
+    ``window_tokens``, and window sizes of one's own with ``use_windows = False``)."""
 
     policy: Literal["calibrated", "weakest_link", "ratio"] = "calibrated"
     """``calibrated`` (default): each claim's calibrated ``p_supported`` against the claim
@@ -291,10 +292,10 @@ class HallucinationConfig(StrictModel):
     checkworthiness: bool = True
     """Mark sentences that state no fact (greetings, hedges, questions, remarks about the
     answer) ``not_checkworthy`` instead of scoring them."""
-    contradiction_ratio: float = 0.3
+    contradiction_ratio: float = Field(default=0.3, ge=0.0, le=1.0)
     """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
     contradicted."""
-    neutral_ratio: float = 0.8
+    neutral_ratio: float = Field(default=0.8, ge=0.0, le=1.0)
     """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
     unsupported (neither entailed nor contradicted)."""
     min_claim_chars: int = 10
@@ -372,6 +373,12 @@ class HallucinationConfig(StrictModel):
 
     @model_validator(mode="after")
     def _windows_consistent(self) -> HallucinationConfig:
+        if self.window_stride > self.window_tokens:
+            raise ValueError(
+                f"hallucination.window_stride = {self.window_stride} contradicts "
+                f"hallucination.window_tokens = {self.window_tokens} (windows would skip "
+                "words: the stride is at most the window); set one of the two"
+            )
         if self.top_m_windows <= 0:
             _no_effect(self.speed, "max_windows_per_claim", 0, "hallucination.speed.",
                        f"hallucination.top_m_windows = {self.top_m_windows}",
@@ -411,7 +418,7 @@ class CoherenceConfig(StrictModel):
 
     weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
     """Weights of the five dimensions in the coherence score."""
-    qud_not_addressed: float = 0.3
+    qud_not_addressed: float = Field(default=0.3, ge=0.0, le=1.0)
     """A QUD relevance score below this (0–1) is a ``qud_not_addressed`` issue."""
     qud_partially_addressed: float = 0.7
     """A QUD relevance score below this (and at least ``qud_not_addressed``) is a
@@ -444,7 +451,7 @@ class CoherenceConfig(StrictModel):
 class FactConfig(StrictModel):
     """Fact validation: the answer's values against the knowledge base and earlier turns."""
 
-    edit_distance_ratio: float = 0.1
+    edit_distance_ratio: float = Field(default=0.1, ge=0.0, le=1.0)
     """Values closer than this normalised edit distance (0–1) count as equal."""
     predicate_similarity: float = 0.5
     """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
@@ -606,6 +613,24 @@ class GuardrailConfig(StrictModel):
             return data
         moved(data)
         return renamed(data)
+
+    @model_validator(mode="after")
+    def _windows_used(self) -> GuardrailConfig:
+        """Window sizes of the user's own (not the field default, not the profile's) with
+        ``use_windows`` off contradict it: each passage is then one premise."""
+        section = self.hallucination
+        if section.use_windows:
+            return self
+        given = PROFILES.get(self.profile, {}).get("hallucination", {})
+        for key in ("window_tokens", "window_stride"):
+            value = getattr(section, key)
+            if value != HallucinationConfig.model_fields[key].default and value != given.get(key):
+                raise ValueError(
+                    f"hallucination.{key} = {value!r} contradicts hallucination.use_windows = "
+                    "False (each passage is one premise, whatever its length); set one of "
+                    "the two"
+                )
+        return self
 
     @classmethod
     def from_profile(cls, name: str, **overrides: Any) -> GuardrailConfig:

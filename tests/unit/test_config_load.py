@@ -27,7 +27,27 @@ CONTRADICTIONS = [
         {"selection": {"sentences": 3}},
         ("hallucination.selection.sentences", "hallucination.selection.enabled"),
     ),
+    (
+        {"window_tokens": 50},  # the offline profile's stride is 64
+        ("hallucination.window_stride", "hallucination.window_tokens"),
+    ),
+    (
+        {"use_windows": False, "window_tokens": 300},
+        ("hallucination.window_tokens", "hallucination.use_windows"),
+    ),
 ]
+
+
+def test_use_windows_off_keeps_the_profiles_window_sizes() -> None:
+    config = GuardrailConfig.load({"hallucination": {"use_windows": False}})
+    assert config.hallucination.window_tokens == 128
+    assert GuardrailConfig.load(config.model_dump(mode="json")) == config
+
+
+@pytest.mark.parametrize("key", ["coherence_issue_severity", "incoherent_below"])
+def test_a_share_promised_between_0_and_1_is_bounded(key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        GuardrailConfig.load({"scoring": {key: 1.5}})
 
 
 @pytest.mark.parametrize(("section", "keys"), CONTRADICTIONS)
