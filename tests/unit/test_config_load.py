@@ -95,7 +95,7 @@ def test_the_profiles_load_unchanged() -> None:
 
 @pytest.fixture
 def renames(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    import guardrail.config_renames as module
+    import guardrail.config.renames as module
 
     table = {
         "decision.old_share": "decision.min_kept_share",

@@ -1,20 +1,5 @@
-"""Configuration: defaults, named profiles, loading from YAML or a dict.
-
-``GuardrailConfig()`` holds the built-in defaults; ``GuardrailConfig.load(None)`` (what
-``Guardrail()`` uses) is the ``offline`` profile: everything runs from installed packages and
-the model shipped in this package, with windows sized for it.
-``GuardrailConfig.from_profile("online")`` names Hugging Face models instead, for machines that
-can download them.
-
-Every field has a description (the docstring under it) in
-``GuardrailConfig.model_json_schema()``; ``guardrail config --schema`` prints the schema and the
-configuration reference page is generated from it.
-
-Example::
-
-    cfg = GuardrailConfig.load("guardrail.yaml")          # YAML file
-    cfg = GuardrailConfig.load({"profile": "online", "hallucination": {"policy": "ratio"}})
-"""
+"""The configuration's sections and its root, :class:`GuardrailConfig` (the package
+docstring of :mod:`guardrail.config` says how a configuration is built and loaded)."""
 
 from __future__ import annotations
 
@@ -28,7 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from guardrail.config_renames import moved, renamed
+from guardrail.config.loading import deep_merge, read_config_file
+from guardrail.config.profiles import PROFILES
+from guardrail.config.renames import moved, renamed
 from guardrail.errors import ConfigError
 
 
@@ -608,7 +595,7 @@ class GuardrailConfig(StrictModel):
     @classmethod
     def _old_keys(cls, data: Any) -> Any:
         """Old keys of a user's config are read under their new names, with a warning
-        (:mod:`guardrail.config_renames`)."""
+        (:mod:`guardrail.config.renames`)."""
         if not isinstance(data, dict):
             return data
         moved(data)
@@ -637,7 +624,7 @@ class GuardrailConfig(StrictModel):
         """A named profile (``offline`` or ``online``) with optional overrides."""
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
-        data = _deep_merge(PROFILES[name], renamed(overrides))
+        data = deep_merge(PROFILES[name], renamed(overrides))
         return cls._validate(data)
 
     @classmethod
@@ -654,7 +641,7 @@ class GuardrailConfig(StrictModel):
         profile = str(data.get("profile", "offline"))
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
-        return cls._validate(_deep_merge(PROFILES[profile], renamed(data)))
+        return cls._validate(deep_merge(PROFILES[profile], renamed(data)))
 
     @classmethod
     def _validate(cls, data: dict[str, Any]) -> GuardrailConfig:
@@ -662,52 +649,3 @@ class GuardrailConfig(StrictModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(f"invalid guardrail config: {exc}") from exc
-
-
-#: Hugging Face model ids of the ``online`` profile (v1 and v2 of the published evaluation).
-SEED_MODELS: dict[str, dict[str, str]] = {
-    "v1": {"embedding": "sentence-transformers/all-MiniLM-L6-v2", "verifier": "roberta-large-mnli"},
-    "v2": {"embedding": "BAAI/bge-small-en-v1.5", "verifier": "roberta-large-mnli"},
-}
-
-PROFILES: dict[str, dict[str, Any]] = {
-    "offline": {
-        "profile": "offline",
-        # The bundled verifier was trained on pairs of up to 160 tokens: smaller windows.
-        "hallucination": {"window_tokens": 128, "window_stride": 64},
-    },
-    "online": {
-        "profile": "online",
-        "models": {
-            "embedding": SEED_MODELS["v2"]["embedding"],
-            "verifier": SEED_MODELS["v2"]["verifier"],
-        },
-        "hallucination": {"window_tokens": 400, "window_stride": 200},
-    },
-}
-
-
-def read_config_file(source: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML (or JSON) config file; ``ConfigError`` saying what is wrong."""
-    path = Path(source)
-    if not path.exists():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:
-        raise ConfigError(f"could not parse config file {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping")
-    return data
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
