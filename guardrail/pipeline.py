@@ -269,6 +269,7 @@ def _confidence_step(
             config.weights,
             config.penalty_cap,
             config.scoring,
+            config.confidence,
         )
         confidence = final_confidence(breakdown)
         data = {"state": state, "breakdown": breakdown, "confidence": confidence}
@@ -353,6 +354,7 @@ def _recommendation_step(
             granularity=decision.granularity,
             min_kept_share=decision.min_kept_share,
             cutoffs=config.scoring,
+            ladder=config.confidence,
         )
         report = _report(
             state,

@@ -17,7 +17,7 @@ The bands and the recommendation are in :mod:`guardrail.decision` (one place for
 
 from __future__ import annotations
 
-from guardrail.config import ConfidenceWeights, ScoringCutoffs
+from guardrail.config import ConfidenceLadder, ConfidenceWeights, ScoringCutoffs
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
     CoherenceResult,
@@ -29,6 +29,8 @@ from guardrail.report import (
 
 DEFAULT_CUTOFFS = ScoringCutoffs()
 """The default cut-offs of the penalties."""
+DEFAULT_LADDER = ConfidenceLadder()
+"""The default confidence ladder (a config's own is ``GuardrailConfig.confidence``)."""
 
 
 def hallucination_score(flags: list[HallucinationFlag]) -> float:
@@ -45,10 +47,11 @@ def severity_penalty(
     flags: list[HallucinationFlag],
     cap: float = 0.5,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> float:
     """The severity penalties: +0.1 per coherence issue of severity > 0.8, +0.15 per contradiction
-    with confidence > 0.9, +0.1 per hallucination with confidence > 0.85; capped (the numbers
-    are ``cutoffs``' defaults)."""
+    with confidence > 0.9 (``ladder.certain``), +0.1 per hallucination with confidence > 0.85
+    (``ladder.penalised``); capped (the numbers are the defaults)."""
     c = cutoffs
     penalty = 0.0
     if coherence is not None:
@@ -59,9 +62,9 @@ def severity_penalty(
         penalty += c.kb_contradiction_penalty * sum(
             1
             for v in factual.claim_validations
-            if v.status is ValidationStatus.CONTRADICTED and v.confidence > c.confidence.certain
+            if v.status is ValidationStatus.CONTRADICTED and v.confidence > ladder.certain
         )
-    penalty += c.flag_penalty * sum(1 for f in flags if f.confidence > c.confidence.penalised)
+    penalty += c.flag_penalty * sum(1 for f in flags if f.confidence > ladder.penalised)
     return min(penalty, cap)
 
 
@@ -72,6 +75,7 @@ def confidence_score(
     weights: ConfidenceWeights,
     penalty_cap: float = 0.5,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> ConfidenceBreakdown:
     """The weighted, penalised confidence; ``None`` inputs are components that did not run.
     A knowledge-base contradiction is counted once, by fact validation (module docstring)."""
@@ -85,7 +89,7 @@ def confidence_score(
     present = {k: v for k, v in components.items() if v is not None}
     total_weight = sum(weight_of[k] for k in present)
     raw = sum(weight_of[k] * v for k, v in present.items()) / total_weight if total_weight else 0.0
-    penalty = severity_penalty(coherence, factual, flags or [], penalty_cap, cutoffs)
+    penalty = severity_penalty(coherence, factual, flags or [], penalty_cap, cutoffs, ladder)
     return ConfidenceBreakdown(
         coherence=components["coherence"],
         factual=components["factual"],

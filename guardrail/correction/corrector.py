@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from guardrail.config import CorrectionConfig
+from guardrail.config import ConfidenceLadder, CorrectionConfig
 from guardrail.correction.annotate import annotation_edits, planned_removal_edits, removal_edits
 from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
 from guardrail.correction.entities import new_entities
@@ -64,11 +64,20 @@ class ResponseCorrector:
     Args:
         config: the correction settings.
         speller: a pyspellchecker ``SpellChecker`` (``None`` = no spelling correction).
+        ladder: the confidence ladder (``GuardrailConfig.confidence``; ``None``: the default
+            one): flags at least ``noted`` sure are annotated, and with ``remove_severe`` a
+            critical flag at least ``certain`` sure removes its sentence.
     """
 
-    def __init__(self, config: CorrectionConfig, speller: Any | None) -> None:
+    def __init__(
+        self,
+        config: CorrectionConfig,
+        speller: Any | None,
+        ladder: ConfidenceLadder | None = None,
+    ) -> None:
         self.config = config
         self.speller = speller
+        self.ladder = ladder or ConfidenceLadder()
 
     def repairs(
         self,
@@ -90,7 +99,7 @@ class ResponseCorrector:
             edits += evidence_edits(text, flags)
         sentences = sentence_ranges(doc)
         if cfg.remove_severe:
-            edits += removal_edits(text, sentences, flags, cfg.confidence.certain)
+            edits += removal_edits(text, sentences, flags, self.ladder.certain)
         return Repairs(tuple(edits), tuple(sentences), tuple(new_entities(doc, registry)))
 
     def correct(
@@ -111,7 +120,6 @@ class ResponseCorrector:
         supports; ``repairs``: :meth:`repairs` of the same arguments when already found (the
         correction stage applies them twice: without the plan, then with it).
         """
-        cfg = self.config
         text: str = doc.text
         found = repairs or self.repairs(doc, factual, flags, registry, vocabulary)
         edits = list(found.edits)
@@ -126,7 +134,7 @@ class ResponseCorrector:
             factual,
             flags,
             fixed,
-            cfg.confidence.noted,
+            self.ladder.noted,
             claim_notes=plan.notes if plan is not None else (),
             supported=supported,
             annotated_claims=plan.annotated_claims if plan is not None else frozenset(),

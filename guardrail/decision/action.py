@@ -41,9 +41,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guardrail.config import HandlingThresholds, ScoringCutoffs
+from guardrail.config import ConfidenceLadder, HandlingThresholds, ScoringCutoffs
 from guardrail.decision.bands import (
     DEFAULT_CUTOFFS,
+    DEFAULT_LADDER,
     band_of,
     human_review_reason,
     recommend,
@@ -191,6 +192,7 @@ def _not_delivered(
     thresholds: HandlingThresholds,
     cutoffs: ScoringCutoffs,
     extra: Sequence[str] = (),
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> tuple[Recommendation, str]:
     if checked.confidence >= thresholds.regenerate:
         return _guidance(checked, problems, flagged, cutoffs, extra), why
@@ -201,7 +203,7 @@ def _not_delivered(
         )
     reason = human_review_reason(
         checked.confidence, checked.coherence, checked.factual, checked.flags,
-        cutoffs=cutoffs, thresholds=thresholds,
+        cutoffs=cutoffs, thresholds=thresholds, ladder=ladder,
     )  # fmt: skip
     named = "; ".join(f"{p.kind}: '{p.text}'" for p in problems[:5])
     reason = f"{why}. {reason}" + (f" Problems: {named}." if named else "")
@@ -231,8 +233,10 @@ def decide(
     granularity: str = "claim",
     min_kept_share: float = 0.5,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> tuple[Recommendation, Decision]:
-    """The recommendation and the record of how it was reached (see the module docstring)."""
+    """The recommendation and the record of how it was reached (see the module docstring);
+    ``ladder`` is the config's confidence ladder (``GuardrailConfig.confidence``)."""
     claims = checked.claims
     checkworthy = [c for c in claims if c.status is not ClaimStatus.NOT_CHECKWORTHY]
     checked_claims = [c for c in checkworthy if c.status is not ClaimStatus.UNVERIFIED]
@@ -252,7 +256,7 @@ def decide(
         kept_share=round(kept, 4) if kept is not None else None,
     )
     rec, gate = _choose(checked, removed, flagged, kept, thresholds, granularity,
-                        min_kept_share, cutoffs)  # fmt: skip
+                        min_kept_share, cutoffs, ladder)  # fmt: skip
     action = Action(rec.action)
     override = None
     if action is not band:
@@ -283,6 +287,7 @@ class _Context:
     granularity: str
     min_kept_share: float
     cutoffs: ScoringCutoffs
+    ladder: ConfidenceLadder
 
     def not_delivered(
         self, problems: Sequence[Problem], flagged: Sequence[Claim], why: str,
@@ -290,8 +295,9 @@ class _Context:
     ) -> Choice:  # fmt: skip
         """``regenerate`` (``human_review`` below the regenerate band) because of ``why``."""
         return _not_delivered(
-            self.checked, problems, flagged, why, self.thresholds, self.cutoffs, extra
-        )
+            self.checked, problems, flagged, why, self.thresholds, self.cutoffs, extra,
+            self.ladder,
+        )  # fmt: skip
 
 
 def _choose(
@@ -303,11 +309,12 @@ def _choose(
     granularity: str,
     min_kept_share: float,
     cutoffs: ScoringCutoffs,
+    ladder: ConfidenceLadder,
 ) -> Choice:
     """The first rule that applies, in the order of the module docstring: the gates, then the
     claim-level or answer-level rules, then the confidence bands."""
     ctx = _Context(checked, removed, flagged, kept, thresholds, granularity, min_kept_share,
-                   cutoffs)  # fmt: skip
+                   cutoffs, ladder)  # fmt: skip
     level = _answer_level_rules if granularity == "answer" else _claim_level_rules
     for rule in (_unchecked_rule, _nothing_to_check_rule, level):
         choice = rule(ctx)
@@ -322,8 +329,9 @@ def _unchecked_rule(ctx: _Context) -> Choice | None:
     if not c.unchecked:
         return None
     reason = human_review_reason(
-        c.confidence, c.coherence, c.factual, c.flags, c.unchecked, ctx.cutoffs, ctx.thresholds
-    )
+        c.confidence, c.coherence, c.factual, c.flags, c.unchecked, ctx.cutoffs, ctx.thresholds,
+        ctx.ladder,
+    )  # fmt: skip
     return HumanReview(reason=reason), FAIL_CLOSED
 
 
@@ -436,7 +444,7 @@ def _confidence_band_rules(ctx: _Context) -> Choice:
         )
     rec = recommend(
         c.confidence, c.coherence, c.factual, c.flags, c.corrections, ctx.thresholds,
-        cutoffs=ctx.cutoffs,
+        cutoffs=ctx.cutoffs, ladder=ctx.ladder,
     )  # fmt: skip
     if rec.action == "accept" and flagged:
         # a claim the report does not call supported is never shown unmarked

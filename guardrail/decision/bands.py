@@ -7,7 +7,7 @@ flagged. Pure functions.
 
 from __future__ import annotations
 
-from guardrail.config import HandlingThresholds, ScoringCutoffs
+from guardrail.config import ConfidenceLadder, HandlingThresholds, ScoringCutoffs
 from guardrail.report import (
     Accept,
     AcceptWithFlags,
@@ -28,6 +28,8 @@ from guardrail.report import (
 
 DEFAULT_CUTOFFS = ScoringCutoffs()
 """The default cut-offs of the recommendation texts."""
+DEFAULT_LADDER = ConfidenceLadder()
+"""The default confidence ladder (a config's own is ``GuardrailConfig.confidence``)."""
 
 
 def band_of(confidence: float, thresholds: HandlingThresholds) -> Action:
@@ -48,9 +50,10 @@ def regeneration_guidance(
     factual: FactualValidationResult | None,
     flags: list[HallucinationFlag],
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> list[str]:
     """Instructions for the LLM: each unaddressed question, contradicted value and flagged span
-    (pass ``flags=[]`` when the claims are named otherwise)."""
+    at least ``ladder.named`` sure (pass ``flags=[]`` when the claims are named otherwise)."""
     items: list[str] = []
     if coherence is not None and not coherence.qud_relevance.addresses_qud:
         items.append("Please directly address the user's question.")
@@ -70,7 +73,7 @@ def regeneration_guidance(
                     f"'{v.claim.text}' conflicts with turn {v.turn_id}: \"{v.turn_text}\"."
                 )
     for flag in flags:
-        if flag.confidence >= cutoffs.confidence.named:
+        if flag.confidence >= ladder.named:
             hint = ""
             if flag.suggestion:
                 text = flag.suggestion.strip().rstrip(".")
@@ -94,6 +97,7 @@ def human_review_reason(
     unchecked: list[str] | None = None,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
     thresholds: HandlingThresholds | None = None,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> str:
     """Why a person must look at this answer: the real reason first; the confidence is called
     too low only when it is below the regenerate band."""
@@ -108,7 +112,7 @@ def human_review_reason(
         )
     if coherence is not None and coherence.score < cutoffs.incoherent_below:
         reasons.append(f"Response is incoherent (coherence {coherence.score * 100:.0f}%).")
-    strong = [f for f in flags if f.confidence > cutoffs.confidence.blocking]
+    strong = [f for f in flags if f.confidence > ladder.blocking]
     if strong:
         reasons.append(f"{len(strong)} high-confidence hallucination(s) detected.")
     if factual is not None:
@@ -132,13 +136,14 @@ def recommend(
     thresholds: HandlingThresholds,
     unchecked: list[str] | None = None,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
+    ladder: ConfidenceLadder = DEFAULT_LADDER,
 ) -> Recommendation:
     """The decision tree on the confidence bands. ``unchecked`` (fail-closed) lists checks that could not run:
     such an answer is sent to human review whatever its score."""
     if unchecked:
         return HumanReview(
             reason=human_review_reason(
-                confidence, coherence, factual, flags, unchecked, cutoffs, thresholds
+                confidence, coherence, factual, flags, unchecked, cutoffs, thresholds, ladder
             )
         )
     if confidence >= thresholds.accept:
@@ -151,23 +156,25 @@ def recommend(
                 for v in factual.claim_validations
                 if v.status is ValidationStatus.UNVERIFIABLE
             ]
-        spans += [
-            f.span
-            for f in flags
-            if cutoffs.confidence.noted <= f.confidence < cutoffs.confidence.blocking
-        ]
+        spans += [f.span for f in flags if ladder.noted <= f.confidence < ladder.blocking]
         severity = Severity.MEDIUM if len(spans) > 3 else Severity.LOW
         return AcceptWithFlags(flags=spans, severity=severity)
     if confidence >= thresholds.correct:
         fixes = [c for c in corrections if c.type is not CorrectionType.ANNOTATION]
         return CorrectAndDeliver(corrections=fixes)
     if confidence >= thresholds.regenerate:
-        items = regeneration_guidance(coherence, factual, flags, cutoffs)
+        items = regeneration_guidance(coherence, factual, flags, cutoffs, ladder)
         if not items:
             items = ["Please answer again using only facts stated in the provided evidence."]
         return Regenerate(guidance=" ".join(items), items=items)
     return HumanReview(
         reason=human_review_reason(
-            confidence, coherence, factual, flags, cutoffs=cutoffs, thresholds=thresholds
+            confidence,
+            coherence,
+            factual,
+            flags,
+            cutoffs=cutoffs,
+            thresholds=thresholds,
+            ladder=ladder,
         )
     )

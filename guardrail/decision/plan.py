@@ -67,7 +67,7 @@ def plan_answer(
     decision = config.decision
     per_claim = decision.granularity == "claim"
     cutoffs = remove_below(config, calibration, claims) if per_claim else None
-    problems = find_problems(claims, flags, factual, verdict, decision, cutoffs)
+    problems = find_problems(claims, flags, factual, verdict, decision, cutoffs, config.confidence)
     problems = mark_fixes(problems, repairs)
     applicable = coherence is not None and bool(
         coherence.qud_relevance.details.get("applicable", False)

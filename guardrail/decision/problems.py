@@ -16,9 +16,8 @@ knowledge base records differently is one finding, fact validation's: one proble
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from guardrail.config import DecisionConfig, GuardrailConfig
+from guardrail.config import ConfidenceLadder, DecisionConfig, GuardrailConfig
 from guardrail.report import (
     CalibrationUsed,
     Claim,
@@ -33,6 +32,7 @@ from guardrail.report import (
     Verdict,
     VerdictLabel,
 )
+from guardrail.thresholds import ClaimCutoffs, claim_cutoffs
 
 #: Flag types that block delivering a claim as it is (when at least ``confidence.blocking`` sure).
 BLOCKING_FLAGS: frozenset[HallucinationType] = frozenset(
@@ -54,21 +54,21 @@ def remove_below(
     config: GuardrailConfig, calibration: CalibrationUsed | None, claims: Sequence[Claim]
 ) -> list[float | None]:
     """By claim, the ``p_supported`` below which an unsupported claim is a confident problem:
-    the config's ``decision.remove_below``, else the cut-off of the calibration the
-    hallucination stage scored the claim with (``state.calibration``; a claim a router sent to
-    another verifier has that verifier's), else — no claim scored under a calibration — the
-    configured or shipped calibration file's (none for a configured directory: its files are
-    keyed by verifier). ``None`` = every unsupported claim is a confident problem."""
-    if config.decision.remove_below is not None:
-        return [config.decision.remove_below] * len(claims)
-    if calibration is not None:
-        return [calibration.remove_below_for(i) for i in range(len(claims))]
-    configured = config.hallucination.calibration
-    if configured is not None and Path(configured).is_dir():
-        return [None] * len(claims)
-    from guardrail.hallucination.calibration import ClaimCalibrator
-
-    return [ClaimCalibrator.load(configured).remove_below] * len(claims)
+    :func:`~guardrail.thresholds.claim_cutoffs` of the calibration the hallucination stage
+    scored the claim with (``state.calibration``; a claim a router sent to another verifier
+    has that verifier's), with the config's ``decision.remove_below``. ``None`` = every
+    unsupported claim is a confident problem."""
+    if calibration is None:  # no claim scored under a calibration
+        cut = claim_cutoffs(None, config.hallucination, decision=config.decision)
+        return [cut.remove_below] * len(claims)
+    return [
+        claim_cutoffs(
+            ClaimCutoffs(calibration.threshold, calibration.remove_below_for(i)),
+            config.hallucination,
+            decision=config.decision,
+        ).remove_below
+        for i in range(len(claims))
+    ]
 
 
 def claim_problem_confidence(claim: Claim) -> float:
@@ -93,12 +93,15 @@ def find_problems(
     verdict: Verdict | None,
     config: DecisionConfig,
     cutoffs: Sequence[float | None] | float | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> list[Problem]:
     """Everything that blocks showing a claim as it is (see the module docstring).
 
     ``cutoffs`` are :func:`remove_below`, by claim, or one for all (``claim`` granularity only;
-    ``None``: every unsupported claim is a confident problem).
+    ``None``: every unsupported claim is a confident problem). ``ladder``: the config's
+    confidence ladder (``None``: the default one), whose ``blocking`` rung a finding must reach.
     """
+    blocking = (ladder or ConfidenceLadder()).blocking
     problems: list[Problem] = []
     hallucination = verdict is not None and verdict.label is VerdictLabel.HALLUCINATION
     per_claim = config.granularity == "claim"
@@ -108,7 +111,7 @@ def find_problems(
         strong_contra = (
             c.status is ClaimStatus.CONTRADICTED
             and c.scores is not None
-            and max(c.scores.contradiction, conf) >= config.confidence.blocking
+            and max(c.scores.contradiction, conf) >= blocking
         )
         if cutoffs is None or isinstance(cutoffs, float | int):
             cutoff = cutoffs
@@ -131,7 +134,7 @@ def find_problems(
             # a claim the evidence could not check is unverified, not judged; contradicting
             # an earlier turn is judged against the turns, which were checked
             continue
-        if f.type in BLOCKING_FLAGS and f.confidence >= config.confidence.blocking:
+        if f.type in BLOCKING_FLAGS and f.confidence >= blocking:
             problems.append(
                 Problem(
                     kind=f.type.value,
@@ -143,10 +146,7 @@ def find_problems(
             )
     if factual is not None:
         for v in factual.claim_validations:
-            if (
-                v.status is ValidationStatus.CONTRADICTED
-                and v.confidence >= config.confidence.blocking
-            ):
+            if v.status is ValidationStatus.CONTRADICTED and v.confidence >= blocking:
                 kind = "kb_contradiction"
             elif v.status is ValidationStatus.HISTORY_CONFLICT:
                 kind = "history_conflict"

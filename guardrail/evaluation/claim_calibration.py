@@ -117,7 +117,8 @@ def score_rows(
     from guardrail.report import Claim, Span
     from guardrail.stages.hallucination import window_size
 
-    cfg = (config or GuardrailConfig()).hallucination.model_copy(update={"checkworthiness": False})
+    whole = config or GuardrailConfig()
+    cfg = whole.hallucination.model_copy(update={"checkworthiness": False})
     size, stride = window_size(cfg.window_tokens, cfg.window_stride, verifier)
     counter = getattr(verifier, "count_tokens", None)
     out: list[ScoredClaim] = []
@@ -126,7 +127,7 @@ def score_rows(
         data = GuardInput(response=claim_text, passages=[{"text": p} for p in row["passages"]])
         evidence = gather_evidence(data, size, stride, counter if callable(counter) else None)
         claim = Claim(text=claim_text, span=Span(start=0, end=len(claim_text)), language="en")
-        result = detect(claim_text, [claim], evidence, verifier, cfg, None)
+        result = detect(claim_text, [claim], evidence, verifier, cfg, None, ladder=whole.confidence)
         [scored] = result.claims
         if scored.features is None or scored.scores is None:
             logger.info("row %d not scored (%s)", n, scored.reason)

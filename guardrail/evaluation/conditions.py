@@ -110,13 +110,13 @@ def condition_config(
 
     ``hallucination`` adds further overrides (e.g. tuned thresholds) after the condition's.
     """
-    from guardrail.config import _deep_merge
+    from guardrail.config.loading import deep_merge
 
     data: dict[str, Any] = dict(base or {})
-    section = _deep_merge(dict(data.get("hallucination") or {}), condition.hallucination)
-    section = _deep_merge(section, {"logical_consistency": False})
+    section = deep_merge(dict(data.get("hallucination") or {}), condition.hallucination)
+    section = deep_merge(section, {"logical_consistency": False})
     if hallucination:
-        section = _deep_merge(section, hallucination)
+        section = deep_merge(section, hallucination)
     data["hallucination"] = section
     disabled = set(data.get("disabled_stages") or []) | set(EVAL_DISABLED_STAGES)
     if condition.needs_knowledge_base:

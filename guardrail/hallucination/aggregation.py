@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from guardrail.config import HallucinationConfig
 from guardrail.hallucination.question_facts import asks_for_a_fact, yes_or_no
 from guardrail.report import ClaimStatus, Verdict, VerdictLabel
+from guardrail.thresholds import claim_cutoffs
 from guardrail.verifiers.base import NLIPrediction
 
 
@@ -164,7 +165,8 @@ def response_verdict(
         retrieval_score: ``rs`` for T(rs) (``None`` → the strict end).
         config: policy, ratios and the threshold function.
         method: how the scores were obtained (recorded in the verdict).
-        threshold: the claim threshold (default: T(rs), or the calibrated one).
+        threshold: the claim threshold (default: :func:`~guardrail.thresholds.claim_cutoffs`'s
+            without a verifier: T(rs), or the configured calibration's).
         thresholds: per entry of ``entailments``, its own threshold (claims routed to
             verifiers with calibrations of their own); default ``threshold`` for each. The
             verdict then shows the weakest claim's threshold.
@@ -173,7 +175,7 @@ def response_verdict(
         answer: the answer's text (a bare yes or no to such a question stays UNVERIFIED).
     """
     if threshold is None:
-        threshold = config.threshold.threshold(retrieval_score)
+        threshold = claim_cutoffs(None, config, retrieval_score).threshold
     cuts = list(thresholds) if thresholds is not None else [threshold] * len(entailments)
     if len(cuts) != len(entailments):
         raise ValueError("thresholds must have one entry per entailment")

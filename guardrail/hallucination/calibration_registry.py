@@ -222,6 +222,27 @@ def _member(prediction: NLIPrediction, name: str) -> NLIPrediction:
     return prediction.members[name]
 
 
+def configured_file(configured: str | None) -> Path | None:
+    """The calibration file ``hallucination.calibration`` names: the path itself unless it
+    is ``None`` or a directory (whose files are keyed by verifier). The one reading of a
+    configured path, for :func:`calibration_for` and :func:`configured_calibration`."""
+    if configured is None or Path(configured).is_dir():
+        return None
+    return Path(configured)
+
+
+def configured_calibration(configured: str | None) -> CalibrationChoice:
+    """The calibration ``hallucination.calibration`` names when no verifier is known: its
+    file, the shipped one for ``None``, uncalibrated for a directory (only a verifier picks
+    a file there, :func:`calibration_for`)."""
+    file = configured_file(configured)
+    if file is not None:
+        return _choice(ClaimCalibrator.load(file), file.name)
+    if configured is None:
+        return _choice(ClaimCalibrator.load(BUNDLED), BUNDLED.name)
+    return _uncalibrated(UNCALIBRATED_THRESHOLD)
+
+
 def _single(
     verifier: Any,
     configured: str | None = None,
@@ -229,14 +250,15 @@ def _single(
     language: str | None = None,
 ) -> CalibrationChoice:
     """The calibration of one verifier, by the order of the module docstring."""
-    if language is not None and configured is not None and not Path(configured).is_dir():
+    file = configured_file(configured)
+    if language is not None and file is not None:
         # A routed verifier takes a configured *file* only when it was fitted for it.
-        cal = ClaimCalibrator.load(configured)
+        cal = ClaimCalibrator.load(file)
         if fitted_for(cal, verifier, language):
-            return _choice(cal, Path(configured).name)
-        configured = None
-    if configured is not None and not Path(configured).is_dir():
-        cal = ClaimCalibrator.load(configured)
+            return _choice(cal, file.name)
+        configured = file = None
+    if file is not None:
+        cal = ClaimCalibrator.load(file)
         if cal.meta.get("verifier_id") is not None and not fitted_for(cal, verifier):
             logger.warning(
                 "claim calibration %s was fitted for %s, not %s",
@@ -244,7 +266,7 @@ def _single(
                 cal.meta.get("verifier_id"),
                 verifier_id(verifier),
             )
-        return _choice(cal, Path(configured).name)
+        return _choice(cal, file.name)
     folders = [Path(configured)] if configured is not None else []
     if configured is None:
         shipped = ClaimCalibrator.load(BUNDLED)
@@ -262,6 +284,10 @@ def _single(
                 return _choice(cal, path.name)
     preset = getattr(verifier, "preset", None)
     threshold = default_threshold or float(getattr(preset, "threshold", UNCALIBRATED_THRESHOLD))
+    return _uncalibrated(threshold)
+
+
+def _uncalibrated(threshold: float) -> CalibrationChoice:
     return CalibrationChoice(None, threshold, f"uncalibrated (threshold {threshold:g})")
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from guardrail.config import HallucinationConfig
+from guardrail.config import ConfidenceLadder, HallucinationConfig
 from guardrail.errors import VerifierError
 from guardrail.hallucination import flags as build
 from guardrail.hallucination.aggregation import (
@@ -38,11 +38,12 @@ from guardrail.hallucination.alignment import (
     claim_alignment,
     name_mismatches,
 )
-from guardrail.hallucination.calibration import ClaimCalibrator, EvidenceIndex, claim_features
+from guardrail.hallucination.calibration import EvidenceIndex, claim_features
 from guardrail.hallucination.calibration_registry import (
     CalibrationChoice,
     calibration_for,
     combined_probability,
+    configured_calibration,
 )
 from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
@@ -59,6 +60,7 @@ from guardrail.report import (
     Verdict,
     VerifierScores,
 )
+from guardrail.thresholds import claim_cutoffs
 from guardrail.verifiers.base import LanguageRouter, NLIPrediction, Verifier
 from guardrail.verifiers.cache import ScoreCache
 from guardrail.verifiers.hybrid import answered_members, usage_of
@@ -200,6 +202,58 @@ def _features(
     return features
 
 
+@dataclass(frozen=True)
+class _Judging:
+    """What judging every claim of one response shares (built once by :func:`judge_claims`)."""
+
+    response: str
+    evidence: Evidence
+    config: HallucinationConfig
+    retrieval_score: float | None
+    nlp: Any
+    noted: float
+    """The ladder's ``noted`` rung: a contradiction at least this sure is reported."""
+    index: EvidenceIndex
+    aligned: AlignmentIndex | None
+    region_values: RegionValues | None
+
+    @property
+    def calibrated(self) -> bool:
+        return self.config.policy == "calibrated"
+
+    @property
+    def names_checked(self) -> bool:
+        return self.config.name_check and self.nlp is not None
+
+    @classmethod
+    def of(
+        cls,
+        response: str,
+        evidence: Evidence,
+        config: HallucinationConfig,
+        retrieval_score: float | None,
+        nlp: Any,
+        question: str | None,
+        ladder: ConfidenceLadder,
+    ) -> _Judging:
+        index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
+        aligned: AlignmentIndex | None = None
+        if ((config.name_check and nlp is not None) or config.value_check) and evidence.passages:
+            aligned = AlignmentIndex.of(evidence.passages, question or "")
+        region_values = RegionValues(aligned) if aligned is not None else None
+        return cls(
+            response,
+            evidence,
+            config,
+            retrieval_score,
+            nlp,
+            ladder.noted,
+            index,
+            aligned,
+            region_values,
+        )
+
+
 def judge_claims(
     response: str,
     scoring: Scoring,
@@ -210,30 +264,27 @@ def judge_claims(
     calibration: CalibrationChoice | None = None,
     routed: Mapping[int, Route] | None = None,
     question: str | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> tuple[list[float | None], list[str], list[HallucinationFlag], float]:
     """Step 2: claim statuses, the date rule and the flags, from the scores of step 1.
 
-    ``calibration`` is the verifier's (:func:`calibration_for`); ``None`` = the file of
-    ``config.calibration`` or the shipped one. ``routed``: by claim index, the verifier a
-    router sent the claim to and its calibration, when not the default (:func:`claim_routes`).
-    ``question``: the user's query (its names are not checked by ``config.name_check``).
+    ``calibration`` is the verifier's (:func:`calibration_for`); ``None`` = the one
+    ``config.calibration`` names without a verifier (:func:`configured_calibration`).
+    ``routed``: by claim index, the verifier a router sent the claim to and its calibration,
+    when not the default (:func:`claim_routes`). ``question``: the user's query (its names are
+    not checked by ``config.name_check``). ``ladder``: the config's confidence ladder
+    (``None``: the default one).
 
     Returns the per-claim score that enters the verdict (``None`` = not checked), the reasons
     of unchecked claims, the flags (unsorted) and the claim threshold used.
     """
     if calibration is None:
-        shipped = ClaimCalibrator.load(config.calibration)
-        calibration = CalibrationChoice(shipped, shipped.threshold, "calibration")
-    calibrated = config.policy == "calibrated"
-    threshold = claim_threshold(calibration, config, retrieval_score)
+        calibration = configured_calibration(config.calibration)
+    threshold = claim_cutoffs(calibration, config, retrieval_score).threshold
     routed = routed or {}
     claims, plan, scores, failed = scoring.claims, scoring.plan, scoring.scores, scoring.failed
-    index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
-    aligned: AlignmentIndex | None = None
-    names_checked = config.name_check and nlp is not None
-    if (names_checked or config.value_check) and evidence.passages:
-        aligned = AlignmentIndex.of(evidence.passages, question or "")
-    region_values = RegionValues(aligned) if aligned is not None else None
+    ladder = ladder or ConfidenceLadder()
+    judging = _Judging.of(response, evidence, config, retrieval_score, nlp, question, ladder)
     flags: list[HallucinationFlag] = []
     entailments: list[float | None] = []
     unverified_reasons: list[str] = []
@@ -247,145 +298,197 @@ def judge_claims(
             unverified_reasons.append(c.reason or "not checked")
             continue
         preds = [scores[p] for p in plan.claim_pairs[i]]
-        windows = plan.claim_windows[i]
-        route = routed.get(i)
-        own = route.calibration if route is not None else calibration
-        calibrator, cut = own.calibrator, claim_threshold(own, config, retrieval_score)
-        decision = decide_windows(preds)
-        misplaced: list[NameMismatch] = []
-        moved: list[ValueMismatch] = []
-        english = c.language in (None, "en")
-        if aligned is not None and region_values is not None:
-            reader = nlp if english and names_checked else None
-            located = claim_alignment(c.text, aligned, reader) if config.value_check else None
-            if names_checked and english:
-                misplaced = name_mismatches(c.text, aligned, nlp, located)
-            if located is not None and located[0] is not None:
-                spans = [(e.start_char, e.end_char) for e in located[1]]
-                moved = value_mismatches(c.text, located[0], region_values, spans)
-        features_of = partial(
-            _features,
-            c.text,
-            windows=windows,
-            index=index,
-            nlp=nlp,
-            n_windows=len(evidence.windows),
-            misplaced=len(misplaced),
+        entailment, found = _judge_claim(
+            judging, i, c, preds, plan.claim_windows[i], calibration, routed.get(i)
         )
-        features = features_of(preds)
-        c.features = features
-        if own.members:  # a hybrid's members, each with its own calibration
-            p_supported = combined_probability(own, preds, features_of)
-        elif calibrator is not None:
-            p_supported = calibrator.probability(features)
-        else:  # uncalibrated: the verifier's own
-            p_supported = decision.best_prediction.entailment
-        c.p_supported = round(p_supported, 4)
-        if calibrated:
-            c.status = calibrated_status(c.p_supported, decision, cut, config.confidence.noted)
-        else:
-            c.status = claim_status(decision, cut, config.confidence.noted)
-        contradicted = c.status is ClaimStatus.CONTRADICTED
-        win = windows[decision.contra if contradicted else decision.best]
-        pred = decision.contra_prediction if contradicted else decision.best_prediction
-        snippet = best_snippet(win.text, c.text)
-        c.scores = VerifierScores(**decision.best_prediction.model_dump())
-        c.evidence = _pointer(win, snippet)
-        entailment = c.p_supported if calibrated else decision.best_prediction.entailment
-        measure = "p(supported)" if calibrated else "best entailment"
-        bound = "claim threshold" if calibrated else "T(rs)"
-        c.reason = f"{measure} {entailment:.2f} vs {bound} {cut:.2f}" + (
-            f"; contradiction {pred.contradiction:.2f}" if contradicted else ""
-        )
-        if route is not None:
-            c.reason += f"; verifier {route.verifier}, {own.label}"
-        conf = max(pred.contradiction, 1.0 - entailment)
-        temporal = build.temporal_flags(response, c, i, win.text, snippet, conf)
-        names = [
-            build.wrong_name_flag(
-                response, c, i, m, NAME_CONFIDENCE if m.plain else NAME_CONFIDENCE_LOOSE
-            )
-            for m in misplaced
-        ]
-        names += [build.misplaced_value_flag(response, c, i, m) for m in moved]
-        if moved:  # the region's value replaces the closest window's date in the same place
-            temporal = [f for f in temporal if not _overlaps_any(f.span, names)]
-        if c.status is ClaimStatus.SUPPORTED and names:
-            # Name and value checks: the evidence telling the claim's fact names someone else,
-            # or states another value, there.
-            stated = any(f.confidence >= build.VALUE_CONFIDENCE for f in names)
-            c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
-            c.reason += f"; {names[0].explanation}"
-            sure = max(f.confidence for f in names)
-            entailment = min(entailment, 1.0 - sure)
-            if c.p_supported is not None:
-                c.p_supported = round(min(c.p_supported, 1.0 - sure), 4)
-            flags += names
-            flags += temporal
-        elif c.status is ClaimStatus.SUPPORTED:
-            # Date check: the evidence sentence closest to the claim gives another date.
-            strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
-            if config.date_check and strong:
-                c.status = ClaimStatus.CONTRADICTED
-                c.reason += f"; {strong[0].explanation}"
-                entailment = min(entailment, 1.0 - strong[0].confidence)
-                if c.p_supported is not None:
-                    c.p_supported = round(min(c.p_supported, 1.0 - strong[0].confidence), 4)
-                flag = build.contradiction_flag(response, c, i, pred, snippet)
-                flags.append(
-                    flag.model_copy(
-                        update={
-                            "confidence": strong[0].confidence,
-                            "explanation": f"the evidence gives another date: {strong[0].explanation}",
-                        }
-                    )
-                )
-                flags += strong
-        else:
-            if contradicted:
-                flags.append(build.contradiction_flag(response, c, i, pred, snippet))
-            else:
-                flags.append(build.unsupported_flag(response, c, i, pred, cut, snippet, calibrated))
-            flags += temporal + names
+        flags += found
         entailments.append(entailment)
+    flags += _entity_flags(judging, claims, flags)
+    flags += _pair_flags(judging, scoring)
+    return entailments, unverified_reasons, flags, threshold
+
+
+def _judge_claim(
+    judging: _Judging,
+    i: int,
+    c: Claim,
+    preds: list[NLIPrediction],
+    windows: list[Window],
+    calibration: CalibrationChoice,
+    route: Route | None,
+) -> tuple[float, list[HallucinationFlag]]:
+    """One checked claim's status, ``p_supported``, evidence and reason (set on ``c``); its
+    score for the verdict and its flags."""
+    config = judging.config
+    own = route.calibration if route is not None else calibration
+    cut = claim_cutoffs(own, config, judging.retrieval_score).threshold
+    decision = decide_windows(preds)
+    misplaced, moved = _mismatches(judging, c)
+    features_of = partial(
+        _features,
+        c.text,
+        windows=windows,
+        index=judging.index,
+        nlp=judging.nlp,
+        n_windows=len(judging.evidence.windows),
+        misplaced=len(misplaced),
+    )
+    features = features_of(preds)
+    c.features = features
+    if own.members:  # a hybrid's members, each with its own calibration
+        p_supported = combined_probability(own, preds, features_of)
+    elif own.calibrator is not None:
+        p_supported = own.calibrator.probability(features)
+    else:  # uncalibrated: the verifier's own
+        p_supported = decision.best_prediction.entailment
+    c.p_supported = round(p_supported, 4)
+    if judging.calibrated:
+        c.status = calibrated_status(c.p_supported, decision, cut, judging.noted)
+    else:
+        c.status = claim_status(decision, cut, judging.noted)
+    contradicted = c.status is ClaimStatus.CONTRADICTED
+    win = windows[decision.contra if contradicted else decision.best]
+    pred = decision.contra_prediction if contradicted else decision.best_prediction
+    snippet = best_snippet(win.text, c.text)
+    c.scores = VerifierScores(**decision.best_prediction.model_dump())
+    c.evidence = _pointer(win, snippet)
+    entailment = c.p_supported if judging.calibrated else decision.best_prediction.entailment
+    measure = "p(supported)" if judging.calibrated else "best entailment"
+    bound = "claim threshold" if judging.calibrated else "T(rs)"
+    c.reason = f"{measure} {entailment:.2f} vs {bound} {cut:.2f}" + (
+        f"; contradiction {pred.contradiction:.2f}" if contradicted else ""
+    )
+    if route is not None:
+        c.reason += f"; verifier {route.verifier}, {own.label}"
+    conf = max(pred.contradiction, 1.0 - entailment)
+    temporal = build.temporal_flags(judging.response, c, i, win.text, snippet, conf)
+    names = [
+        build.wrong_name_flag(
+            judging.response, c, i, m, NAME_CONFIDENCE if m.plain else NAME_CONFIDENCE_LOOSE
+        )
+        for m in misplaced
+    ]
+    names += [build.misplaced_value_flag(judging.response, c, i, m) for m in moved]
+    if moved:  # the region's value replaces the closest window's date in the same place
+        temporal = [f for f in temporal if not _overlaps_any(f.span, names)]
+    return _claim_flags(judging, i, c, entailment, pred, snippet, cut, temporal, names)
+
+
+def _mismatches(judging: _Judging, c: Claim) -> tuple[list[NameMismatch], list[ValueMismatch]]:
+    """The names (``name_check``) and values (``value_check``) of claim ``c`` that the
+    evidence telling its fact does not state, while it states another there."""
+    misplaced: list[NameMismatch] = []
+    moved: list[ValueMismatch] = []
+    aligned, config, nlp = judging.aligned, judging.config, judging.nlp
+    if aligned is None or judging.region_values is None:
+        return misplaced, moved
+    english = c.language in (None, "en")
+    reader = nlp if english and judging.names_checked else None
+    located = claim_alignment(c.text, aligned, reader) if config.value_check else None
+    if judging.names_checked and english:
+        misplaced = name_mismatches(c.text, aligned, nlp, located)
+    if located is not None and located[0] is not None:
+        spans = [(e.start_char, e.end_char) for e in located[1]]
+        moved = value_mismatches(c.text, located[0], judging.region_values, spans)
+    return misplaced, moved
+
+
+def _claim_flags(
+    judging: _Judging,
+    i: int,
+    c: Claim,
+    entailment: float,
+    pred: NLIPrediction,
+    snippet: str,
+    cut: float,
+    temporal: list[HallucinationFlag],
+    names: list[HallucinationFlag],
+) -> tuple[float, list[HallucinationFlag]]:
+    """The flags of one judged claim, and its score for the verdict: a supported claim the
+    name, value or date checks contradict loses its support (status, reason, score)."""
+    response = judging.response
+    if c.status is ClaimStatus.SUPPORTED and names:
+        # Name and value checks: the evidence telling the claim's fact names someone else,
+        # or states another value, there.
+        stated = any(f.confidence >= build.VALUE_CONFIDENCE for f in names)
+        c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
+        c.reason = f"{c.reason}; {names[0].explanation}"
+        return _capped(c, entailment, max(f.confidence for f in names)), names + temporal
+    if c.status is ClaimStatus.SUPPORTED:
+        # Date check: the evidence sentence closest to the claim gives another date.
+        strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
+        if not (judging.config.date_check and strong):
+            return entailment, []
+        c.status = ClaimStatus.CONTRADICTED
+        c.reason = f"{c.reason}; {strong[0].explanation}"
+        entailment = _capped(c, entailment, strong[0].confidence)
+        flag = build.contradiction_flag(response, c, i, pred, snippet).model_copy(
+            update={
+                "confidence": strong[0].confidence,
+                "explanation": f"the evidence gives another date: {strong[0].explanation}",
+            }
+        )
+        return entailment, [flag, *strong]
+    if c.status is ClaimStatus.CONTRADICTED:
+        own = build.contradiction_flag(response, c, i, pred, snippet)
+    else:
+        own = build.unsupported_flag(response, c, i, pred, cut, snippet, judging.calibrated)
+    return entailment, [own, *temporal, *names]
+
+
+def _capped(c: Claim, entailment: float, sure: float) -> float:
+    """``entailment`` (and ``c.p_supported``) at most ``1 − sure``: a finding ``sure``
+    confident against the claim."""
+    if c.p_supported is not None:
+        c.p_supported = round(min(c.p_supported, 1.0 - sure), 4)
+    return min(entailment, 1.0 - sure)
+
+
+def _entity_flags(
+    judging: _Judging, claims: Sequence[Claim], flags: Sequence[HallucinationFlag]
+) -> list[HallucinationFlag]:
+    """NONEXISTENT_ENTITY flags of the judged claims' names, numbers and dates found in no
+    evidence (an unverified claim was never read against evidence: not "fabricated")."""
+    known = judging.evidence.known_texts
+    if not judging.config.entity_check or not known:
+        return []
+    found: list[HallucinationFlag] = []
     for i, c in enumerate(claims):
-        judged = c.status in (ClaimStatus.UNSUPPORTED, ClaimStatus.CONTRADICTED)
-        if config.entity_check and judged and evidence.known_texts:
-            # an unverified claim was never read against evidence: not "fabricated"
-            taken = [f.span for f in flags if f.claim_index == i and f.span != c.span]
-            flags += build.nonexistent_entity_flags(
-                response, c, i, evidence.known_texts, taken, nlp if c.language == "en" else None
+        if c.status not in (ClaimStatus.UNSUPPORTED, ClaimStatus.CONTRADICTED):
+            continue
+        taken = [f.span for f in [*flags, *found] if f.claim_index == i and f.span != c.span]
+        nlp = judging.nlp if c.language == "en" else None
+        found += build.nonexistent_entity_flags(judging.response, c, i, known, taken, nlp)
+    return found
+
+
+def _pair_flags(judging: _Judging, scoring: Scoring) -> list[HallucinationFlag]:
+    """Flags of the response's contradicting sentence pairs and of claims contradicting an
+    earlier turn (which then points to that turn when it has no evidence)."""
+    noted, scores, claims = judging.noted, scoring.scores, scoring.claims
+    found: list[HallucinationFlag] = []
+    for a, b, p in scoring.plan.logic:
+        if p in scores and scores[p].contradiction >= noted:
+            found.append(
+                build.logical_inconsistency_flag(
+                    judging.response, claims[a], claims[b], b, scores[p]
+                )
             )
-    for a, b, p in plan.logic:
-        if p in scores and scores[p].contradiction >= config.confidence.noted:
-            flags.append(
-                build.logical_inconsistency_flag(response, claims[a], claims[b], b, scores[p])
-            )
-    for ci, ti, p in plan.prior:
-        if p in scores and scores[p].contradiction >= config.confidence.noted:
-            turn = evidence.turn_sentences[ti]
-            flags.append(
+    for ci, ti, p in scoring.plan.prior:
+        if p in scores and scores[p].contradiction >= noted:
+            turn = judging.evidence.turn_sentences[ti]
+            found.append(
                 build.prior_turn_flag(
-                    response, claims[ci], ci, scores[p], turn.turn_text, turn.turn_id
+                    judging.response, claims[ci], ci, scores[p], turn.turn_text, turn.turn_id
                 )
             )
             if claims[ci].evidence is None:
                 claims[ci].evidence = _pointer(dialogue_window(turn), turn.text)
-    return entailments, unverified_reasons, flags, threshold
+    return found
 
 
 def _overlaps_any(span: Any, flags: Sequence[HallucinationFlag]) -> bool:
     return any(span.start < f.span.end and f.span.start < span.end for f in flags)
-
-
-def claim_threshold(
-    calibration: CalibrationChoice, config: HallucinationConfig, retrieval_score: float | None
-) -> float:
-    """The cut-off a claim's score is held to: the configured claim threshold, else its
-    calibration's under ``calibrated``; T(rs) under the other policies."""
-    if config.policy != "calibrated":
-        return config.threshold.threshold(retrieval_score)
-    return config.claim_threshold if config.claim_threshold is not None else calibration.threshold
 
 
 @dataclass(frozen=True)
@@ -486,6 +589,7 @@ def detect(
     cache: ScoreCache | None = None,
     no_evidence_reason: str = "no evidence text to check against",
     question: str | None = None,
+    ladder: ConfidenceLadder | None = None,
 ) -> Detection:
     """Score ``claims`` against ``evidence`` and build flags and the verdict.
 
@@ -502,45 +606,37 @@ def detect(
         no_evidence_reason: why claims are unverified when ``evidence`` has no text.
         question: the user's query (a span model reads it with the passages; an answer with
             nothing to check to a question for a fact is UNVERIFIED).
+        ladder: the confidence ladder (``GuardrailConfig.confidence``; ``None``: the default
+            one): a contradiction at least ``noted`` sure makes a claim contradicted and is
+            flagged.
     """
     scoring = score_claims(claims, evidence, verifier, config, embedder, cache, no_evidence_reason)
     routed = claim_routes(verifier, scoring, config)
-    by_default = [  # the default verifier's predictions (a routed claim has its own)
-        scoring.scores[j]
-        for i, idx in scoring.plan.claim_pairs.items()
-        if i not in routed
-        for j in idx
-        if j in scoring.scores
-    ]
-    answered = answered_members(by_default if routed else scoring.scores.values())
-    calibration = calibration_for(verifier, config.calibration, answered=answered)
+    calibration = _default_calibration(verifier, scoring, routed, config)
     entailments, unverified_reasons, flags, threshold = judge_claims(
-        response, scoring, evidence, config, retrieval_score, nlp, calibration, routed, question
+        response,
+        scoring,
+        evidence,
+        config,
+        retrieval_score,
+        nlp,
+        calibration,
+        routed,
+        question,
+        ladder,
     )
     if scoring.scores and evidence.passages:
         flags += _span_flags(verifier, response, evidence, question, scoring, flags)
-    name = getattr(verifier, "name", type(verifier).__name__)
-    unit = "claims" if config.decompose_claims else "whole response"
-    if evidence.window_tokens:
-        sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
-    else:
-        sizing = "whole passages"
-    decided = usage_of(scoring.scores.values()).describe()  # which hybrid members decided
-    parts = [name, *([decided] if decided else [])]
-    if config.policy == "calibrated":
-        parts.append(calibration.label)
-    note = routes_note(scoring.claims, routed)
-    method = "; ".join([*parts, *([note] if note else []), unit, sizing, *scoring.notes])
     verdict = response_verdict(
         entailments,
         [c.status for c in scoring.claims],
         unverified_reasons,
         retrieval_score,
         config,
-        method,
+        _method(verifier, scoring, evidence, config, calibration, routed),
         threshold=threshold,
         thresholds=[
-            claim_threshold(routed[i].calibration, config, retrieval_score)
+            claim_cutoffs(routed[i].calibration, config, retrieval_score).threshold
             if i in routed
             else threshold
             for i, c in enumerate(scoring.claims)
@@ -554,16 +650,66 @@ def detect(
     flags.sort(key=lambda f: (f.span.start, f.span.end, f.type.value))
     used = None
     if any(c.p_supported is not None for c in scoring.claims):
-        used = CalibrationUsed(
-            label=calibration.label,
-            threshold=threshold,
-            remove_below=calibration.remove_below,
-            # a route with a calibration of its own has its own cut-off; an uncalibrated one
-            # (raw entailment as p_supported) is judged by the default's
-            routed_remove_below={
-                i: r.calibration.remove_below
-                for i, r in routed.items()
-                if r.calibration.calibrator is not None or r.calibration.members
-            },
-        )
+        used = _calibration_used(calibration, routed, config, threshold)
     return Detection(scoring.claims, flags, verdict, len(scoring.scores), scoring.notes, used)
+
+
+def _default_calibration(
+    verifier: Any, scoring: Scoring, routed: Mapping[int, Route], config: HallucinationConfig
+) -> CalibrationChoice:
+    """The calibration of the claims the default verifier scored (for a hybrid, by the
+    members that answered for them; a routed claim has its own)."""
+    by_default = [
+        scoring.scores[j]
+        for i, idx in scoring.plan.claim_pairs.items()
+        if i not in routed
+        for j in idx
+        if j in scoring.scores
+    ]
+    answered = answered_members(by_default if routed else scoring.scores.values())
+    return calibration_for(verifier, config.calibration, answered=answered)
+
+
+def _method(
+    verifier: Any,
+    scoring: Scoring,
+    evidence: Evidence,
+    config: HallucinationConfig,
+    calibration: CalibrationChoice,
+    routed: Mapping[int, Route],
+) -> str:
+    """``verdict.method``: the verifier, the members that decided, the calibration, the
+    routes, claims or whole response, the windows and the notes of the scoring."""
+    name = getattr(verifier, "name", type(verifier).__name__)
+    unit = "claims" if config.decompose_claims else "whole response"
+    if evidence.window_tokens:
+        sizing = f"windows {evidence.window_tokens}/{evidence.window_stride} tokens"
+    else:
+        sizing = "whole passages"
+    decided = usage_of(scoring.scores.values()).describe()  # which hybrid members decided
+    parts = [name, *([decided] if decided else [])]
+    if config.policy == "calibrated":
+        parts.append(calibration.label)
+    note = routes_note(scoring.claims, routed)
+    return "; ".join([*parts, *([note] if note else []), unit, sizing, *scoring.notes])
+
+
+def _calibration_used(
+    calibration: CalibrationChoice,
+    routed: Mapping[int, Route],
+    config: HallucinationConfig,
+    threshold: float,
+) -> CalibrationUsed:
+    """The record of the calibrations the claims were scored with, for the decision."""
+    return CalibrationUsed(
+        label=calibration.label,
+        threshold=threshold,
+        remove_below=claim_cutoffs(calibration, config).remove_below,
+        # a route with a calibration of its own has its own cut-off; an uncalibrated one
+        # (raw entailment as p_supported) is judged by the default's
+        routed_remove_below={
+            i: claim_cutoffs(r.calibration, config).remove_below
+            for i, r in routed.items()
+            if r.calibration.calibrator is not None or r.calibration.members
+        },
+    )

@@ -128,87 +128,153 @@ def plan_pairs(
     if not windows:
         return _prior_only(claims, checkable, evidence, config, embedder, notes)
     plan = Plan()
-    m = windows_per_claim(config, speed, len(windows))
     candidates, need_rank = _candidate_windows(claims, checkable, evidence, config, speed)
     need_logic = config.logical_consistency and len(checkable) > 1
     need_prior = bool(evidence.turn_sentences) and bool(checkable)
     ranked = sorted({w for c in candidates for w in c}) if need_rank else []
-    claim_vecs = window_vecs = turn_vecs = None
+    vectors = _Vectors()
     if embedder is not None and (need_rank or need_logic or need_prior):
-        texts = [claims[i].text for i in checkable] + [windows[w].text for w in ranked]
-        texts += [t.text for t in evidence.turn_sentences] if need_prior else []
-        try:
-            vecs = embed(embedder(), texts)
-        except Exception as exc:  # noqa: BLE001 - degrade to lexical order, recorded in the method
-            logger.warning("embedding failed, windows in lexical order: %s", exc)
-            notes.append(f"embedder unavailable ({type(exc).__name__}): lexical order")
-        else:
-            k = len(checkable)
-            claim_vecs = vecs[:k]
-            window_vecs = vecs[k : k + len(ranked)]
-            turn_vecs = vecs[k + len(ranked) :] if need_prior else None
-    if need_rank and claim_vecs is not None and window_vecs is not None:
+        vectors = _embed(claims, checkable, evidence, ranked, need_prior, embedder, notes)
+    selected = _select_windows(
+        candidates, ranked if need_rank else None, vectors, evidence, config, speed, notes
+    )
+    for pos, ci in enumerate(checkable):
+        _add_premises(plan, claims, ci, selected[pos], evidence, config, speed)
+    if need_logic:
+        _add_logic(plan, claims, checkable, vectors.claims, config)
+    if need_prior:
+        _add_prior(plan, claims, checkable, evidence, config, vectors.claims, vectors.turns)
+    return plan
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """Embeddings of one check: its checkable claims, the windows to rank, the earlier-turn
+    sentences (``None``: not embedded)."""
+
+    claims: Any = None
+    windows: Any = None
+    turns: Any = None
+
+
+def _embed(
+    claims: list[Claim],
+    checkable: list[int],
+    evidence: Evidence,
+    ranked: list[int],
+    need_prior: bool,
+    embedder: Callable[[], Any],
+    notes: list[str],
+) -> _Vectors:
+    """The embeddings of the checkable claims, the ``ranked`` windows and (``need_prior``)
+    the turn sentences, in one call; none when the embedder fails (a note says so)."""
+    texts = [claims[i].text for i in checkable] + [evidence.windows[w].text for w in ranked]
+    texts += [t.text for t in evidence.turn_sentences] if need_prior else []
+    try:
+        vecs = embed(embedder(), texts)
+    except Exception as exc:  # noqa: BLE001 - degrade to lexical order, recorded in the method
+        logger.warning("embedding failed, windows in lexical order: %s", exc)
+        notes.append(f"embedder unavailable ({type(exc).__name__}): lexical order")
+        return _Vectors()
+    k = len(checkable)
+    turns = vecs[k + len(ranked) :] if need_prior else None
+    return _Vectors(vecs[:k], vecs[k : k + len(ranked)], turns)
+
+
+def _select_windows(
+    candidates: list[list[int]],
+    ranked: list[int] | None,
+    vectors: _Vectors,
+    evidence: Evidence,
+    config: HallucinationConfig,
+    speed: SpeedConfig,
+    notes: list[str],
+) -> list[list[int]]:
+    """Per checkable claim, the windows it is scored against, best first: its candidates
+    ranked by embedding when they must be and can be, else in lexical order (a note says
+    which). ``ranked``: the windows the embedding ranks (``None``: no ranking needed)."""
+    n = len(evidence.windows)
+    m = windows_per_claim(config, speed, n)
+    if ranked is not None and vectors.claims is not None and vectors.windows is not None:
         position = {w: r for r, w in enumerate(ranked)}
         selected = []
         for pos, cand in enumerate(candidates):
-            rows = window_vecs[[position[w] for w in cand]]
-            order = top_m_windows(claim_vecs[pos : pos + 1], rows, m)[0]
+            rows = vectors.windows[[position[w] for w in cand]]
+            order = top_m_windows(vectors.claims[pos : pos + 1], rows, m)[0]
             selected.append([cand[o] for o in order])
-        how = f"BM25 top-{speed.lexical_candidates}, " if len(ranked) < len(windows) else ""
-        notes.append(f"{how}top-{m} of {len(windows)} windows per claim")
-    elif candidates and len(candidates[0]) < len(windows):
-        selected = [c[:m] for c in candidates]
-        notes.append(f"BM25 top-{m} of {len(windows)} windows per claim")
-    else:  # no ranking possible (or needed): every window, as without pruning
-        selected = candidates
-        notes.append(f"all {len(windows)} windows per claim")
-    focus = speed.sentence_first and speed.early_exit_entailment is not None
+        how = f"BM25 top-{speed.lexical_candidates}, " if len(ranked) < n else ""
+        notes.append(f"{how}top-{m} of {n} windows per claim")
+        return selected
+    if candidates and len(candidates[0]) < n:
+        notes.append(f"BM25 top-{m} of {n} windows per claim")
+        return [c[:m] for c in candidates]
+    # no ranking possible (or needed): every window, as without pruning
+    notes.append(f"all {n} windows per claim")
+    return candidates
+
+
+def _add_premises(
+    plan: Plan,
+    claims: list[Claim],
+    ci: int,
+    selected: list[int],
+    evidence: Evidence,
+    config: HallucinationConfig,
+    speed: SpeedConfig,
+) -> None:
+    """Claim ``ci``'s pairs, in scoring order: its selected evidence sentences, its short
+    first premise (``sentence_first``), then its windows."""
+    windows, text = evidence.windows, claims[ci].text
+    plan.claim_windows[ci] = []
+    plan.claim_pairs[ci] = []
     choose = config.selection
-    pool = evidence.sentences if choose.enabled else None
-    budget = choose.token_budget or evidence.window_tokens or config.window_tokens
-    for pos, ci in enumerate(checkable):
-        plan.claim_windows[ci] = []
-        plan.claim_pairs[ci] = []
-        premise: Premise | None = (
-            pool.premise(claims[ci].text, choose.sentences, budget, choose.titles)
-            if pool is not None
-            else None
-        )
-        if premise is not None:
-            # scored first and kept beside the windows: the max runs over both
-            plan.selected.add(ci)
-            _add(plan, ci, premise.window, premise.text, claims[ci].text)
-        short = (
-            focus_sentences(windows[selected[pos][0]].text, claims[ci].text)
-            if (focus and premise is None and selected[pos])
-            else None
-        )
-        if short is not None and short != windows[selected[pos][0]].text:
-            # scored first; the claim's windows follow when it is not enough
-            plan.focus.add(ci)
-            _add(plan, ci, windows[selected[pos][0]], short, claims[ci].text)
-        for wi in selected[pos]:
-            if premise is None or windows[wi].text != premise.text:
-                _add(plan, ci, windows[wi], windows[wi].text, claims[ci].text)
-    if need_logic:
-        n = len(checkable)
-        if claim_vecs is not None:
-            local = similar_pairs(claim_vecs, config.logic_min_similarity, n * (n - 1) // 2)
-        else:
-            local = [(p, p + 1) for p in range(n - 1)]
-        stems = [content_stems(claims[ci].text) for ci in checkable]  # once per claim
-        local = [
-            (a, b)
-            for a, b in local
-            if stem_overlap(stems[a], stems[b]) >= config.logic_min_shared_words
-        ][: config.max_logic_pairs]
-        for a, b in local:
-            i, j = checkable[a], checkable[b]
-            plan.logic.append((i, j, len(plan.pairs)))
-            plan.pairs.append((claims[i].text, claims[j].text))
-    if need_prior:
-        _add_prior(plan, claims, checkable, evidence, config, claim_vecs, turn_vecs)
-    return plan
+    premise: Premise | None = None
+    if choose.enabled and evidence.sentences is not None:
+        budget = choose.token_budget or evidence.window_tokens or config.window_tokens
+        premise = evidence.sentences.premise(text, choose.sentences, budget, choose.titles)
+    if premise is not None:
+        # scored first and kept beside the windows: the max runs over both
+        plan.selected.add(ci)
+        _add(plan, ci, premise.window, premise.text, text)
+    focus = speed.sentence_first and speed.early_exit_entailment is not None
+    short = (
+        focus_sentences(windows[selected[0]].text, text)
+        if (focus and premise is None and selected)
+        else None
+    )
+    if short is not None and short != windows[selected[0]].text:
+        # scored first; the claim's windows follow when it is not enough
+        plan.focus.add(ci)
+        _add(plan, ci, windows[selected[0]], short, text)
+    for wi in selected:
+        if premise is None or windows[wi].text != premise.text:
+            _add(plan, ci, windows[wi], windows[wi].text, text)
+
+
+def _add_logic(
+    plan: Plan,
+    claims: list[Claim],
+    checkable: list[int],
+    claim_vecs: Any,
+    config: HallucinationConfig,
+) -> None:
+    """Pairs of the response's own claims to check for contradiction: similar ones (or, with
+    no embeddings, neighbours) sharing enough content words, at most ``max_logic_pairs``."""
+    n = len(checkable)
+    if claim_vecs is not None:
+        local = similar_pairs(claim_vecs, config.logic_min_similarity, n * (n - 1) // 2)
+    else:
+        local = [(p, p + 1) for p in range(n - 1)]
+    stems = [content_stems(claims[ci].text) for ci in checkable]  # once per claim
+    local = [
+        (a, b)
+        for a, b in local
+        if stem_overlap(stems[a], stems[b]) >= config.logic_min_shared_words
+    ][: config.max_logic_pairs]
+    for a, b in local:
+        i, j = checkable[a], checkable[b]
+        plan.logic.append((i, j, len(plan.pairs)))
+        plan.pairs.append((claims[i].text, claims[j].text))
 
 
 def _add_prior(

@@ -58,7 +58,7 @@ class _Correcting(Stage):
             if cfg.auto_correct and cfg.spelling
             else None
         )
-        return ResponseCorrector(cfg, speller)
+        return ResponseCorrector(cfg, speller, self.config.confidence)
 
     def _arguments(self, state: PipelineState) -> Arguments:
         """The corrector's arguments: the response's parse, the fact validation, the flags and

@@ -302,6 +302,7 @@ class HallucinationStage(Stage):
             cache=self._cache(),
             no_evidence_reason=no_evidence,
             question=data.query,
+            ladder=self.config.confidence,
         )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         if dialogue_only:

@@ -165,9 +165,9 @@ def split_at_terminators(
 
     Not the sentence splitter (:func:`split_sentences` is): no abbreviation, initial, list or
     CJK rule, so ``Dr. Smith`` is cut. It is the rule the benchmarks' published passages and
-    premises were cut with (``benchmarks/decisions_data.py`` with the defaults,
-    ``benchmarks/verifier_data.py`` with ``".!?。！？"`` and ``at_newlines``), kept so those
-    figures stay comparable: :func:`split_sentences` would change the passages of 328 of the
+    premises were cut with (the decisions data with the defaults, the verifier data with
+    ``".!?。！？"`` and ``at_newlines``; docs: the Benchmarks page, "How the benchmark data is cut
+    into sentences"), kept so those figures stay comparable: :func:`split_sentences` would change the passages of 328 of the
     decisions benchmark's 1,846 items and the premises of 5,188 of the verifier benchmark's
     13,375 binary items.
 

@@ -27,7 +27,27 @@ CONTRADICTIONS = [
         {"selection": {"sentences": 3}},
         ("hallucination.selection.sentences", "hallucination.selection.enabled"),
     ),
+    (
+        {"window_tokens": 50},  # the offline profile's stride is 64
+        ("hallucination.window_stride", "hallucination.window_tokens"),
+    ),
+    (
+        {"use_windows": False, "window_tokens": 300},
+        ("hallucination.window_tokens", "hallucination.use_windows"),
+    ),
 ]
+
+
+def test_use_windows_off_keeps_the_profiles_window_sizes() -> None:
+    config = GuardrailConfig.load({"hallucination": {"use_windows": False}})
+    assert config.hallucination.window_tokens == 128
+    assert GuardrailConfig.load(config.model_dump(mode="json")) == config
+
+
+@pytest.mark.parametrize("key", ["coherence_issue_severity", "incoherent_below"])
+def test_a_share_promised_between_0_and_1_is_bounded(key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        GuardrailConfig.load({"scoring": {key: 1.5}})
 
 
 @pytest.mark.parametrize(("section", "keys"), CONTRADICTIONS)
@@ -75,7 +95,7 @@ def test_the_profiles_load_unchanged() -> None:
 
 @pytest.fixture
 def renames(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    import guardrail.config_renames as module
+    import guardrail.config.renames as module
 
     table = {
         "decision.old_share": "decision.min_kept_share",
@@ -159,13 +179,13 @@ def test_an_old_cut_off_sets_its_rung_with_a_warning(key: str) -> None:
     assert getattr(config.confidence, rung) == value
 
 
-def test_every_section_reads_the_one_ladder() -> None:
+def test_the_ladder_is_one_top_level_section_and_round_trips() -> None:
     config = GuardrailConfig.load({"confidence": {"noted": 0.4, "blocking": 0.75}})
     for section in (config.scoring, config.hallucination, config.correction, config.decision):
-        assert section.confidence == config.confidence
+        assert "confidence" not in type(section).model_fields
     assert "confidence" not in config.model_dump()["decision"]
     again = GuardrailConfig.load(config.model_dump(mode="json"))
-    assert again == config and again.decision.confidence.blocking == 0.75
+    assert again == config and again.confidence.blocking == 0.75
 
 
 def test_disagreeing_old_cut_offs_of_one_rung_and_a_disordered_ladder_are_errors() -> None:

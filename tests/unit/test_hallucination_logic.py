@@ -112,7 +112,7 @@ def test_threshold_is_strict_at_low_and_lenient_at_high_retrieval_score() -> Non
     assert low == pytest.approx(t.t_low, abs=0.01)
     assert high == pytest.approx(t.t_high, abs=0.01)
     assert t.threshold(None) == t.t_low
-    cfg = HallucinationConfig()
+    cfg = HallucinationConfig(policy="weakest_link")
     # The same claim score passes with confident retrieval and fails with weak retrieval.
     args = ([0.55], [ClaimStatus.SUPPORTED], [])
     assert response_verdict(*args, 0.95, cfg, "m").label is VerdictLabel.VERIFIED

@@ -1,20 +1,5 @@
-"""Configuration: defaults, named profiles, loading from YAML or a dict.
-
-``GuardrailConfig()`` holds the built-in defaults; ``GuardrailConfig.load(None)`` (what
-``Guardrail()`` uses) is the ``offline`` profile: everything runs from installed packages and
-the model shipped in this package, with windows sized for it.
-``GuardrailConfig.from_profile("online")`` names Hugging Face models instead, for machines that
-can download them.
-
-Every field has a description (the docstring under it) in
-``GuardrailConfig.model_json_schema()``; ``guardrail config --schema`` prints the schema and the
-configuration reference page is generated from it.
-
-Example::
-
-    cfg = GuardrailConfig.load("guardrail.yaml")          # YAML file
-    cfg = GuardrailConfig.load({"profile": "online", "hallucination": {"policy": "ratio"}})
-"""
+"""The configuration's sections and its root, :class:`GuardrailConfig` (the package
+docstring of :mod:`guardrail.config` says how a configuration is built and loaded)."""
 
 from __future__ import annotations
 
@@ -28,7 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from guardrail.config_renames import moved, renamed
+from guardrail.config.loading import deep_merge, read_config_file
+from guardrail.config.profiles import PROFILES
+from guardrail.config.renames import moved, renamed
 from guardrail.errors import ConfigError
 
 
@@ -55,7 +42,7 @@ class ConfidenceWeights(StrictModel):
     """Weights of the four components of the answer's confidence score (components that did
     not run are left out and the others re-weighted)."""
 
-    coherence: float = 0.25
+    coherence: float = Field(default=0.25, ge=0.0, le=1.0)
     """Weight of the coherence score (0–1, ``coherence.weights`` combine its dimensions)."""
     factual: float = 0.35
     """Weight of the fact-validation score (values checked against the knowledge base)."""
@@ -112,7 +99,7 @@ class ScoringCutoffs(StrictModel):
     """The penalties of the confidence score and the cut-offs of the recommendation texts,
     each with the one meaning it has (how sure a flag must be: the ``confidence`` ladder)."""
 
-    coherence_issue_severity: float = 0.8
+    coherence_issue_severity: float = Field(default=0.8, ge=0.0, le=1.0)
     """A coherence issue more severe than this (0–1) costs ``coherence_penalty`` and is named in
     the regeneration guidance."""
     coherence_penalty: float = 0.1
@@ -124,12 +111,8 @@ class ScoringCutoffs(StrictModel):
     flag_penalty: float = 0.1
     """Subtracted from the confidence per hallucination flag more confident than
     ``confidence.penalised`` (all penalties together at most ``penalty_cap``)."""
-    incoherent_below: float = 0.4
+    incoherent_below: float = Field(default=0.4, ge=0.0, le=1.0)
     """A coherence score below this (0–1) is called incoherent in a human-review reason."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class HandlingThresholds(StrictModel):
@@ -168,9 +151,9 @@ class AdaptiveThreshold(StrictModel):
     high confidence gives ``T ≈ t_high`` (lenient). With no retrieval score, ``T = t_low``.
     """
 
-    t_low: float = 0.70
+    t_low: float = Field(default=0.70, ge=0.0, le=1.0)
     """Entailment threshold when retrieval confidence is low (the strict end, 0–1)."""
-    t_high: float = 0.40
+    t_high: float = Field(default=0.40, ge=0.0, le=1.0)
     """Entailment threshold when retrieval confidence is high (the lenient end, 0–1)."""
     midpoint: float = 0.45
     """Retrieval score at which the threshold is halfway between ``t_low`` and ``t_high``."""
@@ -179,7 +162,7 @@ class AdaptiveThreshold(StrictModel):
     ``t_high`` over a narrower range of retrieval scores."""
     enabled: bool = True
     """When false, T is the constant ``fixed`` whatever the retrieval score."""
-    fixed: float = 0.5
+    fixed: float = Field(default=0.5, ge=0.0, le=1.0)
     """The constant threshold (0–1) used when ``enabled`` is false."""
 
     def threshold(self, retrieval_score: float | None) -> float:
@@ -200,7 +183,7 @@ class SpeedConfig(StrictModel):
 
     ``lexical_candidates=0, embed_candidates=True, max_windows_per_claim=0,
     early_exit_entailment=None`` scores every window of every claim (the slowest, complete
-    check). ``benchmarks/latency.py`` measures what the settings save."""
+    check). The Benchmarks page ("Speed") gives what the settings save."""
 
     lexical_candidates: int = 3
     """Windows per claim kept by BM25 before any embedding (0 = no lexical pre-selection: every
@@ -250,11 +233,11 @@ class EvidenceSelectionConfig(StrictModel):
     """Score each claim against its selected sentences as well as its windows (false: windows
     only, with ``speed.sentence_first``'s short premise). Off by default: with the bundled
     verifier it did not raise claim balanced accuracy (docs: Claims, "Evidence pointers").
-    The shipped calibration was fitted without it; refit it when turning it on
-    (``benchmarks/fit_calibration.py``)."""
+    The shipped calibration was fitted without it; refit it when turning it on (docs:
+    Calibration)."""
     sentences: int = Field(default=1, ge=1, le=16)
     """How many of the best-matching sentences form the premise (in document order); compare
-    values with ``benchmarks/evidence_selection.py``."""
+    values on your own labelled claims (figures: the Benchmarks page, "Evidence selection")."""
     token_budget: int | None = Field(default=None, ge=8)
     """Most premise tokens (``None`` = ``window_tokens``); the best sentence always goes in."""
     titles: bool = True
@@ -280,7 +263,8 @@ class HallucinationConfig(StrictModel):
     A key given a value of its own where another key cancels it is a ``ConfigError`` naming
     both (``top_m_windows = 0`` with a ``speed.max_windows_per_claim`` cap,
     ``speed.early_exit_entailment = None`` with a ``speed.early_exit_contradiction``,
-    ``selection`` settings with ``selection.enabled = False``)."""
+    ``selection`` settings with ``selection.enabled = False``, ``window_stride`` above
+    ``window_tokens``, and window sizes of one's own with ``use_windows = False``)."""
 
     policy: Literal["calibrated", "weakest_link", "ratio"] = "calibrated"
     """``calibrated`` (default): each claim's calibrated ``p_supported`` against the claim
@@ -295,10 +279,10 @@ class HallucinationConfig(StrictModel):
     checkworthiness: bool = True
     """Mark sentences that state no fact (greetings, hedges, questions, remarks about the
     answer) ``not_checkworthy`` instead of scoring them."""
-    contradiction_ratio: float = 0.3
+    contradiction_ratio: float = Field(default=0.3, ge=0.0, le=1.0)
     """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
     contradicted."""
-    neutral_ratio: float = 0.8
+    neutral_ratio: float = Field(default=0.8, ge=0.0, le=1.0)
     """``ratio`` policy: HALLUCINATION when more than this share (0–1) of the checked claims is
     unsupported (neither entailed nor contradicted)."""
     min_claim_chars: int = 10
@@ -358,7 +342,8 @@ class HallucinationConfig(StrictModel):
     supported."""
     value_check: bool = False
     """Opt-in: on the decisions benchmark it raised claim and delivery accuracy on the dev
-    split but lowered them on the test split, so it is not yet the default. Align each claim
+    split but did not hold up on held-out data (figures: the Benchmarks page, "One fact
+    changed"), so it is not yet the default. Align each claim
     with the evidence sentences that tell its fact and flag a number, date or time of the
     claim those sentences do not state (after normalising units, number words,
     separators and date formats) while they state another in the same slot, or — for a
@@ -373,13 +358,15 @@ class HallucinationConfig(StrictModel):
     entity_check: bool = True
     """Flag names, numbers and dates of unsupported claims found in no evidence
     (NONEXISTENT_ENTITY)."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
     @model_validator(mode="after")
     def _windows_consistent(self) -> HallucinationConfig:
+        if self.window_stride > self.window_tokens:
+            raise ValueError(
+                f"hallucination.window_stride = {self.window_stride} contradicts "
+                f"hallucination.window_tokens = {self.window_tokens} (windows would skip "
+                "words: the stride is at most the window); set one of the two"
+            )
         if self.top_m_windows <= 0:
             _no_effect(self.speed, "max_windows_per_claim", 0, "hallucination.speed.",
                        f"hallucination.top_m_windows = {self.top_m_windows}",
@@ -419,7 +406,7 @@ class CoherenceConfig(StrictModel):
 
     weights: CoherenceWeights = Field(default_factory=CoherenceWeights)
     """Weights of the five dimensions in the coherence score."""
-    qud_not_addressed: float = 0.3
+    qud_not_addressed: float = Field(default=0.3, ge=0.0, le=1.0)
     """A QUD relevance score below this (0–1) is a ``qud_not_addressed`` issue."""
     qud_partially_addressed: float = 0.7
     """A QUD relevance score below this (and at least ``qud_not_addressed``) is a
@@ -452,7 +439,7 @@ class CoherenceConfig(StrictModel):
 class FactConfig(StrictModel):
     """Fact validation: the answer's values against the knowledge base and earlier turns."""
 
-    edit_distance_ratio: float = 0.1
+    edit_distance_ratio: float = Field(default=0.1, ge=0.0, le=1.0)
     """Values closer than this normalised edit distance (0–1) count as equal."""
     predicate_similarity: float = 0.5
     """Minimum embedding similarity (all-MiniLM-L6-v2, max over an attribute's name and
@@ -466,8 +453,8 @@ class FactConfig(StrictModel):
     Off by default: the hallucination stage's prior-turn pairs (``contradicts_prior`` flags at
     ``confidence.noted``) are the pipeline's one NLI check of earlier turns,
     dialogue-only inputs included; this path costs a second verifier call and reads only
-    claims whose subject resolves to a known entity (``benchmarks/dialogue_history.py``
-    compares the two)."""
+    claims whose subject resolves to a known entity (the dialogue-history guide compares the
+    two)."""
     history_max_turns: int = 20
     """How many of the most recent turns the history check reads."""
 
@@ -488,10 +475,6 @@ class CorrectionConfig(StrictModel):
     sure) instead of annotating them; flags at least ``confidence.noted`` sure are annotated."""
     max_corrections: int = 20
     """At most this many text edits per answer, the most important first."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 class ModelsConfig(StrictModel):
@@ -514,7 +497,8 @@ class ModelsConfig(StrictModel):
     dependencies)."""
     embedding_backend: Literal["onnx", "torch"] = "onnx"
     """``onnx``: the embedding model exported once to ONNX (fp32, the same vectors) and run on
-    ONNX Runtime, about 2.5× faster than torch on a small CPU; the export is cached under
+    ONNX Runtime, faster than torch on a small CPU (figures: the Benchmarks page, "Runtime
+    choices"); the export is cached under
     ``$GUARDRAIL_CACHE_DIR`` (default ``~/.cache/guardrail``). Models it cannot export, or an
     HF id not yet on disk, stay on torch. ``torch``: the ``SentenceTransformer`` itself."""
     embedding_cache_size: int = 20_000
@@ -544,10 +528,6 @@ class DecisionConfig(StrictModel):
     min_kept_share: float = 0.5
     """``claim`` granularity: when removals leave less than this share of the answer's
     checkworthy claims, the answer is regenerated instead of delivered."""
-    confidence: SkipJsonSchema[ConfidenceLadder] = Field(
-        default_factory=ConfidenceLadder, exclude=True
-    )
-    """The top-level ``confidence`` ladder, shared by ``GuardrailConfig`` (not a key here)."""
 
 
 StageName = Literal["coherence", "claims", "fact_validation", "hallucination", "correction"]
@@ -617,19 +597,28 @@ class GuardrailConfig(StrictModel):
     @classmethod
     def _old_keys(cls, data: Any) -> Any:
         """Old keys of a user's config are read under their new names, with a warning
-        (:mod:`guardrail.config_renames`)."""
+        (:mod:`guardrail.config.renames`)."""
         if not isinstance(data, dict):
             return data
         moved(data)
         return renamed(data)
 
     @model_validator(mode="after")
-    def _one_ladder(self) -> GuardrailConfig:
-        """Every section that reads the confidence ladder reads this one."""
-        for name in ("scoring", "hallucination", "correction", "decision"):
-            section = getattr(self, name)
-            if section.confidence != self.confidence:
-                self.__dict__[name] = section.model_copy(update={"confidence": self.confidence})
+    def _windows_used(self) -> GuardrailConfig:
+        """Window sizes of the user's own (not the field default, not the profile's) with
+        ``use_windows`` off contradict it: each passage is then one premise."""
+        section = self.hallucination
+        if section.use_windows:
+            return self
+        given = PROFILES.get(self.profile, {}).get("hallucination", {})
+        for key in ("window_tokens", "window_stride"):
+            value = getattr(section, key)
+            if value != HallucinationConfig.model_fields[key].default and value != given.get(key):
+                raise ValueError(
+                    f"hallucination.{key} = {value!r} contradicts hallucination.use_windows = "
+                    "False (each passage is one premise, whatever its length); set one of "
+                    "the two"
+                )
         return self
 
     @classmethod
@@ -637,7 +626,7 @@ class GuardrailConfig(StrictModel):
         """A named profile (``offline`` or ``online``) with optional overrides."""
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
-        data = _deep_merge(PROFILES[name], renamed(overrides))
+        data = deep_merge(PROFILES[name], renamed(overrides))
         return cls._validate(data)
 
     @classmethod
@@ -654,7 +643,7 @@ class GuardrailConfig(StrictModel):
         profile = str(data.get("profile", "offline"))
         if profile not in PROFILES:
             raise ConfigError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
-        return cls._validate(_deep_merge(PROFILES[profile], renamed(data)))
+        return cls._validate(deep_merge(PROFILES[profile], renamed(data)))
 
     @classmethod
     def _validate(cls, data: dict[str, Any]) -> GuardrailConfig:
@@ -662,52 +651,3 @@ class GuardrailConfig(StrictModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(f"invalid guardrail config: {exc}") from exc
-
-
-#: Hugging Face model ids of the ``online`` profile (v1 and v2 of the published evaluation).
-SEED_MODELS: dict[str, dict[str, str]] = {
-    "v1": {"embedding": "sentence-transformers/all-MiniLM-L6-v2", "verifier": "roberta-large-mnli"},
-    "v2": {"embedding": "BAAI/bge-small-en-v1.5", "verifier": "roberta-large-mnli"},
-}
-
-PROFILES: dict[str, dict[str, Any]] = {
-    "offline": {
-        "profile": "offline",
-        # The bundled verifier was trained on pairs of up to 160 tokens: smaller windows.
-        "hallucination": {"window_tokens": 128, "window_stride": 64},
-    },
-    "online": {
-        "profile": "online",
-        "models": {
-            "embedding": SEED_MODELS["v2"]["embedding"],
-            "verifier": SEED_MODELS["v2"]["verifier"],
-        },
-        "hallucination": {"window_tokens": 400, "window_stride": 200},
-    },
-}
-
-
-def read_config_file(source: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML (or JSON) config file; ``ConfigError`` saying what is wrong."""
-    path = Path(source)
-    if not path.exists():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:
-        raise ConfigError(f"could not parse config file {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping")
-    return data
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
