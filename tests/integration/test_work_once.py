@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from guardrail import Guardrail
+from guardrail import Guardrail, default_stages
 from guardrail.embedding_cache import CachingEmbedder
 from guardrail.models import load_embedder
 
@@ -120,15 +120,7 @@ def first() -> tuple[Any, Any, Any, Any, Any]:
 def test_every_text_is_parsed_once(first: Any) -> None:
     _, report, nlp, _, _ = first
     assert [(s.name, s.status.value) for s in report.stages] == [
-        (name, "ran")
-        for name in (
-            "coherence",
-            "claims",
-            "fact_validation",
-            "hallucination",
-            "repair",
-            "correction",
-        )
+        (stage.name, "ran") for stage in default_stages()
     ]
     # coherence and fact validation both read the dialogue turns and the query: one parse each
     assert nlp.parses[RESPONSE] == 1
