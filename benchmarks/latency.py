@@ -52,7 +52,8 @@ STAGE_BUDGETS = {
     "hallucination": 0.155,
     "(prepare, decision)": 0.065,
     "coherence": 0.060,
-    "correction": 0.010,
+    "repair": 0.006,
+    "correction": 0.004,
     "claims": 0.007,
     "fact_validation": 0.003,
 }
@@ -60,7 +61,8 @@ STAGE_BUDGETS = {
 the naive p50 of the same run: the machine's load scales both); they add up to
 :data:`RATIO_TARGET`. Measured at issue 41 (two runs): hallucination 0.12–0.15 (claim-to-evidence
 alignment is to fit in its budget), prepare + decision 0.06–0.07 (mostly the response's parse),
-coherence 0.04–0.06, correction 0.005."""
+coherence 0.04–0.06, correction 0.005 (now two stages: repair finds and re-checks the
+repairs, correction applies the plan)."""
 
 NAMES = ["Halden Robotics", "Orvik Labs", "Castell Foods", "Pellan Energy", "Ubrio Systems"]
 CITIES = ["Lyon", "Tampere", "Porto", "Graz", "Leeds", "Utrecht", "Bergen", "Brno"]
