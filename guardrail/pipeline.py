@@ -270,6 +270,7 @@ def _confidence_step(
             config.penalty_cap,
             config.scoring,
             config.confidence,
+            config.coherence.weights,
         )
         confidence = final_confidence(breakdown)
         data = {"state": state, "breakdown": breakdown, "confidence": confidence}

@@ -10,14 +10,21 @@ differently is fact validation's finding (:mod:`guardrail.text.values`): it lowe
 component and carries the contradiction penalty. The hallucination stage does not restate it as
 a flag (the report's WRONG_ATTRIBUTE flag on it is a view, :func:`guardrail.pipeline.report_flags`);
 coherence's entity mismatch on the same value is left out of the entity component, coherence's
-score and its penalty.
+score and its penalty. Entity consistency is a dimension of the coherence score and a component
+of its own: the confidence counts it in its own component (``weights.entity``) and leaves it
+out of the coherence component (:func:`coherence_component`).
 
 The bands and the recommendation are in :mod:`guardrail.decision` (one place for both).
 """
 
 from __future__ import annotations
 
-from guardrail.config import ConfidenceLadder, ConfidenceWeights, ScoringCutoffs
+from guardrail.config import (
+    CoherenceWeights,
+    ConfidenceLadder,
+    ConfidenceWeights,
+    ScoringCutoffs,
+)
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
     CoherenceResult,
@@ -76,11 +83,15 @@ def confidence_score(
     penalty_cap: float = 0.5,
     cutoffs: ScoringCutoffs = DEFAULT_CUTOFFS,
     ladder: ConfidenceLadder = DEFAULT_LADDER,
+    coherence_weights: CoherenceWeights | None = None,
 ) -> ConfidenceBreakdown:
     """The weighted, penalised confidence; ``None`` inputs are components that did not run.
-    A knowledge-base contradiction is counted once, by fact validation (module docstring)."""
+    A knowledge-base contradiction is counted once, by fact validation (module docstring).
+    With ``coherence_weights`` (``coherence.weights``), entity consistency counts once too:
+    in its own component when ``weights.entity`` is on, and not again inside the coherence
+    component (:func:`coherence_component`)."""
     components: dict[str, float | None] = {
-        "coherence": coherence.score if coherence is not None else None,
+        "coherence": coherence_component(coherence, weights, coherence_weights),
         "factual": factual.score if factual is not None else None,
         "hallucination": hallucination_score(flags) if flags is not None else None,
         "entity": coherence.entity_consistency.score if coherence is not None else None,
@@ -98,6 +109,30 @@ def confidence_score(
         raw=raw,
         penalty=penalty,
         missing=[k for k, v in components.items() if v is None],
+    )
+
+
+def coherence_component(
+    coherence: CoherenceResult | None,
+    weights: ConfidenceWeights,
+    coherence_weights: CoherenceWeights | None,
+) -> float | None:
+    """The coherence component of the confidence: the coherence score, without its entity
+    dimension when the confidence weighs entity consistency on its own (``weights.entity``
+    > 0 and ``coherence_weights`` given)."""
+    if coherence is None:
+        return None
+    if coherence_weights is None or weights.entity <= 0:
+        return coherence.score
+    from guardrail.coherence.checker import weighted_score
+
+    return weighted_score(
+        coherence_weights.model_copy(update={"entity": 0.0}),
+        coherence.qud_relevance,
+        coherence.topic_consistency,
+        coherence.entity_consistency,
+        coherence.discourse_coherence,
+        coherence.reference_consistency,
     )
 
 

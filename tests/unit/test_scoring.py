@@ -251,3 +251,19 @@ def test_human_review_reason_counts_contradictions() -> None:
 def test_thresholds_must_be_ordered() -> None:
     with pytest.raises(ValueError):
         HandlingThresholds(accept=0.5, flag=0.75)
+
+
+def test_entity_consistency_counts_once_in_the_confidence() -> None:
+    from guardrail.config import CoherenceWeights
+    from guardrail.report import DimensionScore
+
+    coh = CoherenceResult(score=0.84, entity_consistency=DimensionScore(score=0.2))
+    # the other four dimensions are at 1: without entity the coherence component is 1
+    weights = ConfidenceWeights()
+    once = confidence_score(coh, None, None, weights, coherence_weights=CoherenceWeights())
+    assert once.coherence == pytest.approx(1.0) and once.entity == pytest.approx(0.2)
+    twice = confidence_score(coh, None, None, weights)  # no coherence weights: as reported
+    assert twice.coherence == pytest.approx(0.84)
+    off = weights.model_copy(update={"entity": 0.0})
+    alone = confidence_score(coh, None, None, off, coherence_weights=CoherenceWeights())
+    assert alone.coherence == pytest.approx(0.84)  # no entity component: coherence keeps it
