@@ -66,7 +66,8 @@ class StreamingConfig(StrictModel):
     policy: StreamPolicy = StreamPolicy.ANNOTATE
     """What to do when a sentence fails (see :class:`StreamPolicy`)."""
     annotation: str = " [fact check: {reason}]"
-    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in."""
+    """Emitted after a failed sentence under ``annotate``; ``{reason}`` is filled in. A leading
+    space follows the annotation marker's rule: it is dropped after CJK text."""
     stop_notice: str = "\n[The answer was stopped by the fact checker: {reason}]"
     """The last text piece under ``stop``."""
     withheld_notice: str = "[A sentence was withheld by the fact checker: {reason}]"

@@ -73,7 +73,7 @@ from chains.stream_checks import (
     error_checks,
     sentence_checks,
 )
-from guardrail.correction.annotate import annotation_marker
+from guardrail.correction.annotate import annotation_marker, marker_gap
 from guardrail.errors import GuardrailError
 from guardrail.observability import LOG_CHECK
 from guardrail.report import GuardReport
@@ -306,7 +306,10 @@ class SentenceGuard:
                 if check.note:
                     out.append(annotation_marker(self.text, check.span.end, check.note))
             elif s.policy is StreamPolicy.ANNOTATE:
-                out.append(s.annotation.format(reason=check.reason))
+                note = s.annotation.format(reason=check.reason)
+                if note.startswith(" "):  # the marker's gap: none after CJK text
+                    note = marker_gap(self.text, check.span.end) + note.lstrip(" ")
+                out.append(note)
             else:
                 out.append(s.stop_notice.format(reason=check.reason))
                 self.stopped = True

@@ -129,7 +129,7 @@ _CLOSERS = "\"'”’」』）】》〉)]"
 
 def annotation_marker(text: str, end: int, label: str) -> str:
     """The marker inserted at ``end`` of ``text`` for ``label``: ``" [label]"``, without the
-    space after CJK text or full-width punctuation (see :func:`_gap`).
+    space after CJK text or full-width punctuation (see :func:`marker_gap`).
 
     The one marker rule: correction's annotations and the streamed notes both use it.
 
@@ -138,10 +138,10 @@ def annotation_marker(text: str, end: int, label: str) -> str:
         >>> annotation_marker("It is 5.", 7, "unverified"), annotation_marker("是5。", 3, "unverified")
         (' [unverified]', '[unverified]')
     """
-    return _gap(text, end) + f"[{label}]"
+    return marker_gap(text, end) + f"[{label}]"
 
 
-def _gap(text: str, end: int) -> str:
+def marker_gap(text: str, end: int) -> str:
     """What goes between annotated text and its marker: nothing after CJK text or full-width
     punctuation (CJK puts no space between sentences), else one space. Closing quotes are
     looked through (``…发表的。”`` is CJK, ``…said.”`` is not)."""

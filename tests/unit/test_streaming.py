@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableGenerator, RunnableLambda
 from chains.middleware import REPORT_KEY, with_guardrail
 from chains.stream_checks import SentenceCheck, StreamingConfig
 from chains.streaming import SentenceGuard, guard_stream
-from guardrail.errors import ConfigError
+from guardrail.errors import ConfigError, GuardrailError
 from guardrail.pipeline import Guardrail
 from guardrail.report import GuardReport, VerdictLabel
 
@@ -231,3 +231,26 @@ def test_the_deprecated_config_streaming_section_still_works_and_is_checked_by_c
     assert safe._settings().policy.value == "stop" and not safe._settings().final_check
     with pytest.raises(ConfigError, match="polcy"), pytest.warns(DeprecationWarning):
         with_guardrail(RunnableLambda(lambda x: "ok"), Guardrail({"streaming": {"polcy": "stop"}}))
+
+
+class BrokenGuard:
+    """A guardrail whose every check fails with an error (each sentence then fails)."""
+
+    def invoke(self, value: Any, config: Any = None) -> GuardReport:
+        raise GuardrailError("the verifier is down")
+
+    async def ainvoke(self, value: Any, config: Any = None) -> GuardReport:
+        raise GuardrailError("the verifier is down")
+
+
+@pytest.mark.parametrize(
+    ("answer", "gap"),
+    [("会议在周四。地点是4B室。", ""), ("The meeting is on Thursday. It is in room 4B.", " ")],
+)
+def test_the_streamed_annotation_has_no_space_after_cjk_text(answer: str, gap: str) -> None:
+    settings = StreamingConfig(policy="annotate", annotation=" [fact check]", final_check=False)
+    items = list(guard_stream(list(answer), BrokenGuard(), BASE, settings))
+    text, checks, _ = split(items)
+    assert checks and not any(c.passed for c in checks)
+    first = checks[0].text
+    assert text.startswith(f"{first}{gap}[fact check]")
