@@ -23,8 +23,8 @@ word a negation governs must carry the same polarity:
   one); and a claim that affirms a word the evidence negates must deny nothing in its own
   words ("it is unlikely that cases will lead" against "cases will not lead").
 
-Words compare by the crude stems the alignment uses (``handled`` = ``handle``); a verb whose
-forms differ in their first letters ("got" / "get") is not compared.
+Words compare by the crude stems the alignment uses (``handled`` = ``handle``), common irregular
+verbs by their base form ("did not take" against "took").
 
 Example::
 
@@ -80,6 +80,59 @@ _NEGATIVE = (
 """Words by which a claim denies something of its own (it then affirms nothing for sure)."""
 _CONTRAST = frozenset({"contrast", "whereas", "unlike"})
 """Words that set one fact against another in the same sentence."""
+_BASE = {
+    past: base
+    for base, forms in {
+        "become": "became",
+        "begin": "began begun",
+        "bring": "brought",
+        "build": "built",
+        "buy": "bought",
+        "catch": "caught",
+        "choose": "chose chosen",
+        "come": "came",
+        "draw": "drew drawn",
+        "drive": "drove driven",
+        "eat": "ate eaten",
+        "fight": "fought",
+        "find": "found",
+        "forget": "forgot forgotten",
+        "get": "got gotten",
+        "give": "gave given",
+        "go": "went gone",
+        "grow": "grew grown",
+        "hear": "heard",
+        "hold": "held",
+        "keep": "kept",
+        "know": "knew known",
+        "lose": "lost",
+        "make": "made",
+        "mean": "meant",
+        "meet": "met",
+        "pay": "paid",
+        "say": "said",
+        "see": "seen",
+        "sell": "sold",
+        "send": "sent",
+        "speak": "spoke spoken",
+        "spend": "spent",
+        "stand": "stood",
+        "take": "took taken",
+        "teach": "taught",
+        "tell": "told",
+        "think": "thought",
+        "understand": "understood",
+        "win": "won",
+        "write": "wrote written",
+    }.items()
+    for past in forms.split()
+}
+"""Irregular verb forms → their base form (the word after "did not")."""
+
+
+def _word_stem(word: str) -> str:
+    """The stem a word's polarity is compared by."""
+    return _stem(_BASE.get(word, word))
 
 
 @dataclass(frozen=True)
@@ -120,7 +173,7 @@ class _Text:
 
     @property
     def negated(self) -> set[str]:
-        return {_stem(self.tokens[j].word) for _, j in self.governed}
+        return {_word_stem(self.tokens[j].word) for _, j in self.governed}
 
     def affirmed(self) -> dict[str, list[int]]:
         """Stem → indices of the words no negation within ``_REACH`` tokens before governs."""
@@ -131,7 +184,7 @@ class _Text:
                 continue
             if any(tokens[k].cue or tokens[k].word in _DOUBT for k in range(max(0, j - _REACH), j)):
                 continue
-            out.setdefault(_stem(t.word), []).append(j)
+            out.setdefault(_word_stem(t.word), []).append(j)
         return out
 
     def context(self, j: int) -> set[str]:
@@ -140,8 +193,8 @@ class _Text:
         before = tokens[max(0, j - CONTEXT) : j]
         after = tokens[j + 1 : j + 1 + CONTEXT]
         words = [t.word for t in (*before, *after) if not t.cue]
-        own = _stem(tokens[j].word)
-        return {s for s in (_stem(w) for w in content_words(" ".join(words))) if s != own}
+        own = _word_stem(tokens[j].word)
+        return {s for s in (_word_stem(w) for w in content_words(" ".join(words))) if s != own}
 
     @property
     def contrasted(self) -> bool:
@@ -205,7 +258,7 @@ def _claim_denies(
     evidence_negated = set().union(*(t.negated for _, t in evidence))
     claim_affirmed = claim.affirmed()
     for i, j in claim.governed:
-        stem = _stem(claim.tokens[j].word)
+        stem = _word_stem(claim.tokens[j].word)
         if stem in evidence_negated:
             continue
         around = claim.context(j)
@@ -237,7 +290,7 @@ def _claim_affirms(
         if text.contrasted:
             continue
         for _, j in text.governed:
-            stem = _stem(text.tokens[j].word)
+            stem = _word_stem(text.tokens[j].word)
             if stem in evidence_affirmed:
                 continue
             around = text.context(j)

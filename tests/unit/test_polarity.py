@@ -42,6 +42,14 @@ def test_contraction_negates_the_verb() -> None:
     assert found is not None and found.word == "increase"
 
 
+def test_irregular_past_is_the_negated_base_form() -> None:
+    claim = "The producer did not take the young rapper under his wing after the first album."
+    found = _check(
+        claim, "The producer took the young rapper under his wing after the first album."
+    )
+    assert found is not None and found.word == "take"
+
+
 def test_removed_negation_is_flagged() -> None:
     found = _check("The genes do guarantee a dislike for cilantro.", LABEL)
     assert found is not None and not found.claim_negated
