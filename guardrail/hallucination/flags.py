@@ -173,16 +173,18 @@ def polarity_flag(
     response: str, claim: Claim, index: int, mismatch: PolarityMismatch
 ) -> HallucinationFlag:
     """CONTRADICTS_FACT: the claim negates a word the evidence telling its fact affirms, or
-    affirms one it negates (:mod:`guardrail.hallucination.polarity`)."""
+    affirms one it negates (:mod:`guardrail.hallucination.polarity`); the explanation quotes
+    both ("the claim says 'not increase' where the evidence telling this fact says
+    'increases'")."""
     span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
-    said = "negates" if mismatch.claim_negated else "affirms"
-    told = "affirms" if mismatch.claim_negated else "negates"
+    said = response[span.start : span.end]
     return _flag(
         HallucinationType.CONTRADICTS_FACT,
         span,
         response,
         POLARITY_CONFIDENCE,
-        f"the claim {said} '{mismatch.word}', which the evidence telling this fact {told}",
+        f"the claim says '{said}' where the evidence telling this fact says "
+        f"'{mismatch.evidence_words}'",
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence says: {mismatch.evidence_sentence}",
         claim_index=index,

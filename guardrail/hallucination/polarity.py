@@ -147,6 +147,8 @@ class PolarityMismatch:
     claim_negated: bool
     """True: the claim negates the word; False: the evidence does."""
     evidence_sentence: str
+    evidence_words: str
+    """What the evidence sentence says in the word's place ("increases", "did not guarantee")."""
 
 
 @dataclass(frozen=True)
@@ -266,14 +268,17 @@ def _claim_denies(
         for sentence, text in evidence:
             if text.contrasted:
                 continue
-            if any(
-                _denied_there(around, elsewhere, text.context(k))
-                for k in text.affirmed().get(stem, [])
-            ):
-                t = claim.tokens[j]
-                return PolarityMismatch(
-                    claim.text[t.start : t.end], claim.tokens[i].start, t.end, True, sentence.text
-                )
+            for k in text.affirmed().get(stem, []):
+                if _denied_there(around, elsewhere, text.context(k)):
+                    t, there = claim.tokens[j], text.tokens[k]
+                    return PolarityMismatch(
+                        claim.text[t.start : t.end],
+                        claim.tokens[i].start,
+                        t.end,
+                        True,
+                        sentence.text,
+                        text.text[there.start : there.end],
+                    )
     return None
 
 
@@ -289,7 +294,7 @@ def _claim_affirms(
     for sentence, text in evidence:
         if text.contrasted:
             continue
-        for _, j in text.governed:
+        for i, j in text.governed:
             stem = _word_stem(text.tokens[j].word)
             if stem in evidence_affirmed:
                 continue
@@ -297,8 +302,9 @@ def _claim_affirms(
             for k in claim_affirmed.get(stem, []):
                 if _same_context(around, claim.context(k)):
                     t = claim.tokens[k]
+                    said = text.text[text.tokens[i].start : text.tokens[j].end]
                     return PolarityMismatch(
-                        claim.text[t.start : t.end], t.start, t.end, False, sentence.text
+                        claim.text[t.start : t.end], t.start, t.end, False, sentence.text, said
                     )
     return None
 

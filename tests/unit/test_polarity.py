@@ -34,6 +34,7 @@ def test_inserted_negation_is_flagged_with_its_span() -> None:
     assert found.word == "increase"
     assert claim[found.start : found.end] == "not increase"
     assert found.evidence_sentence.startswith("Regular endurance training increases")
+    assert found.evidence_words == "increases"
 
 
 def test_contraction_negates_the_verb() -> None:
@@ -55,6 +56,7 @@ def test_removed_negation_is_flagged() -> None:
     assert found is not None and not found.claim_negated
     assert found.word == "guarantee"
     assert found.evidence_sentence == "The genes do not guarantee a dislike for cilantro."
+    assert found.evidence_words == "not guarantee"
 
 
 @pytest.mark.parametrize(
@@ -131,7 +133,7 @@ def test_flag_says_which_side_negates() -> None:
     assert flag.confidence == POLARITY_CONFIDENCE
     assert flag.content == "not increase"
     assert flag.explanation == (
-        "the claim negates 'increase', which the evidence telling this fact affirms"
+        "the claim says 'not increase' where the evidence telling this fact says 'increases'"
     )
     assert flag.evidence is not None and flag.evidence.startswith("Regular endurance training")
 
