@@ -351,6 +351,14 @@ class HallucinationConfig(StrictModel):
     (:mod:`guardrail.hallucination.grounding`): a claim the verifier supports is no longer
     supported, and a single value in the slot is offered as the repair. ``False`` leaves
     values found somewhere in the passages to the verifier."""
+    polarity_check: bool = True
+    """Align each claim with the evidence sentences that tell its fact and flag a word the
+    claim negates that those sentences affirm, or the reverse ("does not increase" where the
+    evidence says "increases"; CONTRADICTS_FACT, :mod:`guardrail.hallucination.polarity`): a
+    claim the verifier supports is no longer supported. Nothing is compared where the negation
+    may belong to another fact (a loose match, different words around the two places, a
+    contrast, a question, "not only"); English claims only. ``False`` leaves negations to the
+    verifier."""
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     """How the check saves work (BM25 candidate windows, early exit, score cache)."""
     selection: EvidenceSelectionConfig = Field(default_factory=EvidenceSelectionConfig)

@@ -49,6 +49,7 @@ from guardrail.hallucination.checkworthy import not_checkworthy_reason
 from guardrail.hallucination.evidence import Evidence, dialogue_window
 from guardrail.hallucination.grounding import RegionValues, ValueMismatch, value_mismatches
 from guardrail.hallucination.plan import Plan, plan_pairs, run_verifier
+from guardrail.hallucination.polarity import PolarityMismatch, polarity_mismatch
 from guardrail.hallucination.selection import SELECTED_WINDOW as SELECTED
 from guardrail.hallucination.windows import Window, best_snippet
 from guardrail.report import (
@@ -238,7 +239,8 @@ class _Judging:
     ) -> _Judging:
         index = EvidenceIndex.of(evidence.known_texts or [w.text for w in evidence.windows])
         aligned: AlignmentIndex | None = None
-        if ((config.name_check and nlp is not None) or config.value_check) and evidence.passages:
+        checks = (config.name_check and nlp is not None) or config.value_check
+        if (checks or config.polarity_check) and evidence.passages:
             aligned = AlignmentIndex.of(evidence.passages, question or "")
         region_values = RegionValues(aligned) if aligned is not None else None
         return cls(
@@ -323,7 +325,7 @@ def _judge_claim(
     own = route.calibration if route is not None else calibration
     cut = claim_cutoffs(own, config, judging.retrieval_score).threshold
     decision = decide_windows(preds)
-    misplaced, moved = _mismatches(judging, c)
+    misplaced, moved, flipped = _mismatches(judging, c)
     features_of = partial(
         _features,
         c.text,
@@ -369,28 +371,37 @@ def _judge_claim(
         for m in misplaced
     ]
     names += [build.misplaced_value_flag(judging.response, c, i, m) for m in moved]
+    if flipped is not None:
+        names.append(build.polarity_flag(judging.response, c, i, flipped))
     if moved:  # the region's value replaces the closest window's date in the same place
         temporal = [f for f in temporal if not _overlaps_any(f.span, names)]
     return _claim_flags(judging, i, c, entailment, pred, snippet, cut, temporal, names)
 
 
-def _mismatches(judging: _Judging, c: Claim) -> tuple[list[NameMismatch], list[ValueMismatch]]:
+def _mismatches(
+    judging: _Judging, c: Claim
+) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None]:
     """The names (``name_check``) and values (``value_check``) of claim ``c`` that the
-    evidence telling its fact does not state, while it states another there."""
+    evidence telling its fact does not state, while it states another there; and a word it
+    negates that this evidence affirms, or the reverse (``polarity_check``)."""
     misplaced: list[NameMismatch] = []
     moved: list[ValueMismatch] = []
     aligned, config, nlp = judging.aligned, judging.config, judging.nlp
     if aligned is None or judging.region_values is None:
-        return misplaced, moved
+        return misplaced, moved, None
     english = c.language in (None, "en")
     reader = nlp if english and judging.names_checked else None
-    located = claim_alignment(c.text, aligned, reader) if config.value_check else None
+    wanted = config.value_check or (config.polarity_check and english)
+    located = claim_alignment(c.text, aligned, reader) if wanted else None
     if judging.names_checked and english:
         misplaced = name_mismatches(c.text, aligned, nlp, located)
-    if located is not None and located[0] is not None:
+    if config.value_check and located is not None and located[0] is not None:
         spans = [(e.start_char, e.end_char) for e in located[1]]
         moved = value_mismatches(c.text, located[0], judging.region_values, spans)
-    return misplaced, moved
+    flipped = None
+    if config.polarity_check and english and located is not None:
+        flipped = polarity_mismatch(c.text, located[0])
+    return misplaced, moved, flipped
 
 
 def _claim_flags(

@@ -26,6 +26,7 @@ from guardrail.verifiers.base import NLIPrediction
 if TYPE_CHECKING:
     from guardrail.hallucination.alignment import NameMismatch
     from guardrail.hallucination.grounding import ValueMismatch
+    from guardrail.hallucination.polarity import PolarityMismatch
     from guardrail.verifiers.base import HallucinatedSpan
 
 NAME_CONFIDENCE = 0.8
@@ -160,6 +161,33 @@ def misplaced_value_flag(
         replacement=mismatch.evidence_value if mismatch.plain else None,
         evidence_value=mismatch.evidence_value,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
+    )
+
+
+POLARITY_CONFIDENCE = 0.8
+"""Confidence of a polarity flag: the claim negates what the sentence telling its fact
+affirms, or the reverse."""
+
+
+def polarity_flag(
+    response: str, claim: Claim, index: int, mismatch: PolarityMismatch
+) -> HallucinationFlag:
+    """CONTRADICTS_FACT: the claim negates a word the evidence telling its fact affirms, or
+    affirms one it negates (:mod:`guardrail.hallucination.polarity`); the explanation quotes
+    both ("the claim says 'not increase' where the evidence telling this fact says
+    'increases'")."""
+    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
+    said = response[span.start : span.end]
+    return _flag(
+        HallucinationType.CONTRADICTS_FACT,
+        span,
+        response,
+        POLARITY_CONFIDENCE,
+        f"the claim says '{said}' where the evidence telling this fact says "
+        f"'{mismatch.evidence_words}'",
+        evidence=mismatch.evidence_sentence,
+        suggestion=f"the evidence says: {mismatch.evidence_sentence}",
+        claim_index=index,
     )
 
 
