@@ -32,12 +32,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
-from guardrail.hallucination.alignment import Alignment, AlignmentIndex, EvidenceSentence, masked
+from guardrail.hallucination.alignment import (
+    MIN_SHARED,
+    Alignment,
+    AlignmentIndex,
+    EvidenceSentence,
+    masked,
+)
 from guardrail.hallucination.calibration import _stem, content_words
 from guardrail.text.mentions import Mention, MentionKind, find_mentions
 from guardrail.text.values import (
+    MONTHS,
     StatedNumber,
     same_date,
     same_number,
@@ -112,10 +120,24 @@ class Value:
         if self.number is not None and other.number is not None:
             return same_number(self.number, other.number)
         if self.date is not None and other.date is not None:
-            return same_date(self.date, other.date)
+            shared = any(
+                a is not None and b is not None
+                for a, b in zip(self.date[1], other.date[1], strict=False)
+            )  # a year and a day of a month without one state nothing in common
+            return (shared and same_date(self.date, other.date)) or _same_month(
+                self.date, other.date
+            )
         if self.minutes is not None and other.minutes is not None:
             return self.minutes == other.minutes
         return False
+
+
+def _same_month(
+    a: tuple[str, tuple[int | None, ...]], b: tuple[str, tuple[int | None, ...]]
+) -> bool:
+    """A month named alone (``a``: "in October") stated by a date of that month (``b``: "18
+    October 2018"); not the other way round: a month does not state the day."""
+    return a[0] == "month" and b[0] == "date" and b[1][1] == a[1][0]
 
 
 def _has_scale(text: str, value: float) -> bool:
@@ -141,7 +163,10 @@ _SPOKEN = re.compile(
 )
 """Number words :func:`~guardrail.text.mentions.find_mentions` leaves out (it reads one to ten
 and the scale words)."""
-_CLAUSE_BREAK = re.compile(r"\s*(?:[;:]|,?\s+(?:and|but|while|whereas)\s+|,\s+)", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:[;:]|,?\s+(?:and|but|while|whereas)\s+|,\s+(?!\d{3}\b))", re.IGNORECASE
+)
+"""Where a sentence's clauses part (not inside a number a tokeniser spaced out: "$ 1, 000")."""
 
 
 def _mentions(text: str) -> list[Mention]:
@@ -185,16 +210,25 @@ def _spaced_numbers(text: str, found: list[Mention]) -> list[Mention]:
 
 def values_in(text: str) -> list[Value]:
     """The numbers, dates and clock times of ``text`` that can be read as values ("one" is
-    not: it is a pronoun or an article as often as a count, "one of the songs")."""
+    not: it is a pronoun or an article as often as a count, "one of the songs"; nor is a
+    lower-case "may" or "march", a verb as often as a month). A day and a month without a year
+    ("18 October", "November 9th") are one date; an ordinal ("the 21st century") is a rank, in a
+    slot of its own."""
     out: list[Value] = []
-    for m in _spaced_numbers(text, _mentions(text)):
+    found = _spaced_numbers(text, _mentions(text))
+    days = _days_of_month(text, found)
+    found = [m for m in found if not any(d.start <= m.start and m.end <= d.end for d, _ in days)]
+    out += [Value(d, MentionKind.DATE, date=date) for d, date in days]
+    for m in found:
         if m.kind is MentionKind.NUMBER and m.text.casefold() == "one":
             continue
         if m.kind is MentionKind.NUMBER:
-            number = stated_number(text, m.text, m.start, m.end)
+            number = _stated(text, m)
             if number is not None:
                 out.append(Value(m, m.kind, number=number))
         elif m.kind is MentionKind.DATE:
+            if m.text in _VERBS:
+                continue
             date = stated_date(m.text)
             if date is not None:
                 out.append(Value(m, m.kind, date=date))
@@ -202,7 +236,45 @@ def values_in(text: str) -> list[Value]:
             minutes = stated_time(m.text)
             if minutes is not None:
                 out.append(Value(m, m.kind, minutes=minutes))
+    return sorted(out, key=lambda v: v.mention.start)
+
+
+_VERBS = frozenset({"may", "march"})
+"""Month names that are lower-case verbs as often ("the flag may go back")."""
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_MONTH = re.compile(
+    rf"\b(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH_NAMES})\b\.?"
+    rf"|(?P<month2>{_MONTH_NAMES})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b(?![:.]?\d))",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+def _days_of_month(
+    text: str, found: Sequence[Mention]
+) -> list[tuple[Mention, tuple[str, tuple[int | None, ...]]]]:
+    """The days of a month written without a year, as dates with no year ("18 October")."""
+    out: list[tuple[Mention, tuple[str, tuple[int | None, ...]]]] = []
+    for m in _DAY_MONTH.finditer(text):
+        day = int(m.group("day") or m.group("day2"))
+        month = MONTHS[(m.group("month") or m.group("month2")).casefold()]
+        in_full_date = any(  # "18 October" of "18 October 2018"
+            f.kind is MentionKind.DATE and f.start <= m.start() and m.end() < f.end for f in found
+        )
+        if 1 <= day <= 31 and not in_full_date:
+            span = Mention(m.group(0).rstrip("."), MentionKind.DATE, m.start(), m.end())
+            out.append((span, ("date", (None, month, day))))
     return out
+
+
+def _stated(text: str, m: Mention) -> StatedNumber | None:
+    """The number of mention ``m`` read in ``text``; an ordinal's unit is ``#`` and the word
+    it ranks ("21st century": ``#century``)."""
+    suffix = _ORDINAL.match(text, m.end)
+    if suffix is None or not m.text[-1:].isdigit():
+        return stated_number(text, m.text, m.start, m.end)
+    number = stated_number(text, m.text, m.start, suffix.end())
+    return None if number is None else replace(number, unit=f"#{number.unit}")
 
 
 @dataclass
@@ -225,14 +297,28 @@ class RegionValues:
         return self._query
 
     def stated_elsewhere(self, value: Value, region: Sequence[EvidenceSentence]) -> bool:
+        """Whether a sentence outside ``region`` states ``value``."""
+        return bool(self._elsewhere(value, region))
+
+    def told_elsewhere(
+        self, value: Value, region: Sequence[EvidenceSentence], stems: set[str]
+    ) -> bool:
+        """Whether a sentence outside ``region`` states ``value`` in a clause sharing
+        ``MIN_SHARED`` of the claim's ``stems``: the claim's fact is told there too (the
+        alignment chose another sentence), the value is not taken from another fact."""
+        return any(_tells(s.text, v, stems, MIN_SHARED) for s, v in self._elsewhere(value, region))
+
+    def _elsewhere(
+        self, value: Value, region: Sequence[EvidenceSentence]
+    ) -> list[tuple[EvidenceSentence, Value]]:
         inside = {s.position for s in region}
-        return any(
-            value.same(v)
+        return [
+            (s, v)
             for s in self.index.sentences
             if s.position not in inside
             for v in self.of(s)
-            if v.kind is value.kind
-        )
+            if v.kind is value.kind and value.same(v)
+        ]
 
 
 @dataclass(frozen=True)
@@ -278,10 +364,16 @@ def value_mismatches(
             masked(claim_text, [(v.mention.start, v.mention.end) for v in claimed])
         )
     }
+    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(claim_text)]
+    spans = _ranges(claim_text, claimed)
     for value in claimed:
         if value.number is not None and not value.number.unit:
             continue  # a bare number has no slot
+        if any(a <= value.mention.start and value.mention.end <= b for a, b in quoted):
+            continue  # part of a title or a quoted term ('the album "1989"')
         if any(value.same(q) for q in values.query() if q.kind is value.kind):
+            continue
+        if _within(value, spans, region, values):
             continue
         # a value the claim states too is no rival ("between 1989 and 1992")
         stated = [
@@ -291,6 +383,7 @@ def value_mismatches(
             if v.kind is value.kind
             and (value.same(v) or not any(c.same(v) for c in claimed if c.kind is v.kind))
         ]
+        context = stems - _unit_stems(value)
         if any(value.same(v) for _, v in stated):
             rivals = _closer_rivals(value, stated, stems, values.index)
             if (
@@ -309,6 +402,7 @@ def value_mismatches(
                 if v.slot == value.slot
                 and not v.rounds(value)
                 and (RIVALS_IN_REGION or s is alignment.best)
+                and _tells(s.text, v, context)
             ]
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
@@ -329,9 +423,105 @@ def value_mismatches(
                     in_best=place is alignment.best,
                 )
             )
-        elif FROM_ELSEWHERE and value.measured and values.stated_elsewhere(value, region):
+        elif (
+            FROM_ELSEWHERE
+            and value.measured
+            and values.stated_elsewhere(value, region)
+            and not values.told_elsewhere(value, region, context)
+        ):
             found.append(_elsewhere(value, alignment))
     return found
+
+
+_QUOTED = re.compile(r'"[^"]{1,80}"|“[^”]{1,80}”')
+"""A quoted stretch of a claim: a title or a term, whose values are part of a name."""
+
+
+def _unit_stems(value: Value) -> set[str]:
+    """The stems of a value's own unit word ("minutes" of "fifteen minutes"): part of the
+    value, not of the fact it is told with."""
+    unit = value.number.unit.lstrip("#") if value.number is not None else ""
+    return {_stem(w) for w in content_words(unit)}
+
+
+def _tells(text: str, value: Value, stems: set[str], needed: int = 1) -> bool:
+    """Whether the clause of ``text`` holding ``value`` shares ``needed`` of the claim's
+    ``stems`` (the value and its unit word aside; a clause with fewer than ``MIN_SHARED``
+    words of its own, "In 2014," or "was released in April 2010", is read with the clauses
+    beside it): the words around a value say which fact it belongs to."""
+    parts = clauses(text)
+    at = next((i for i, (a, b) in enumerate(parts) if a <= value.mention.start < b), None)
+    if at is None:
+        return True
+    blank = masked(text, [(value.mention.start, value.mention.end)])
+
+    def words(i: int) -> set[str]:
+        return {_stem(w) for w in content_words(blank[parts[i][0] : parts[i][1]])}
+
+    own = words(at) - _unit_stems(value)
+    if len(own) < MIN_SHARED:
+        own |= set().union(*(words(i) for i in (at - 1, at + 1) if 0 <= i < len(parts)))
+    return len(own & stems) >= needed
+
+
+_JOIN = re.compile(r"\s*(?:-|–|—|to|through|until|till)\s*|\s+and\s+", re.IGNORECASE)
+
+
+def _scalar(value: Value) -> tuple[str, float] | None:
+    """A value a range can hold: a number (keyed by its unit) or a year alone."""
+    if value.number is not None:
+        return value.number.unit, value.number.value
+    if value.date is not None and value.date[0] == "date" and value.date[1][1:] == (None, None):
+        year = value.date[1][0]
+        return ("year", float(year)) if year is not None else None
+    return None
+
+
+def _ranges(text: str, found: Sequence[Value]) -> list[tuple[str, float, float, Value, Value]]:
+    """The ranges ``text`` states ("1491–1510", "from 10 to 15 minutes", "between 1989 and
+    1992"): ``(unit, low, high, first, last)``."""
+    out: list[tuple[str, float, float, Value, Value]] = []
+    for a, b in pairwise(found):
+        join = _JOIN.fullmatch(text, a.mention.end, b.mention.start)
+        x, y = _scalar(a), _scalar(b)
+        if join is None or x is None or y is None:
+            continue
+        if "and" in join.group(0).casefold() and not text[
+            : a.mention.start
+        ].rstrip().casefold().endswith("between"):
+            continue  # "in 1989 and 1992": two values, not a range
+        unit = y[0] or x[0]  # "15 to 30 minutes": the unit comes after the last
+        joined = x[0] in ("", unit) or x[0] == join.group(0).strip().casefold()
+        if joined and y[0] == unit and x[1] <= y[1]:
+            out.append((unit, x[1], y[1], a, b))
+    return out
+
+
+def _within(
+    value: Value,
+    spans: Sequence[tuple[str, float, float, Value, Value]],
+    region: Sequence[EvidenceSentence],
+    values: RegionValues,
+) -> bool:
+    """A value of a range the claim states that holds a value of the region ("dates from c.
+    1491–1510" where the region says "around 1500"), or a value inside a range the region
+    states: the two say the same, one less precisely."""
+    own = _scalar(value)
+    if own is None:
+        return False
+    for unit, low, high, a, b in spans:
+        if value in (a, b) and any(
+            (x := _scalar(v)) is not None and x[0] == unit and low <= x[1] <= high
+            for s in region
+            for v in values.of(s)
+            if not any(v in (c, d) for _, _, _, c, d in _ranges(s.text, values.of(s)))
+        ):
+            return True
+    return any(
+        unit == own[0] and low <= own[1] <= high
+        for s in region
+        for unit, low, high, _, _ in _ranges(s.text, values.of(s))
+    )
 
 
 def _elsewhere(value: Value, alignment: Alignment) -> ValueMismatch:
@@ -358,8 +548,9 @@ def _told_apart(
 ) -> bool:
     """A value in a clause of its own ("…, which will take fifteen minutes") that the region
     states only in sentences sharing no content word with the rest of the claim (names and
-    values masked), nor does the sentence before them: the value belongs to another fact of the
-    documents."""
+    values masked), nor does the sentence before them, nor ``MIN_SHARED`` with the value's own
+    clause (a donation "worth $2 million to the legal defense fund" told with that fund): the
+    value belongs to another fact of the documents."""
     parts = clauses(claim_text)
     own = next((c for c in parts if c[0] <= value.mention.start < c[1]), None)
     if len(parts) < 2 or own is None:
@@ -367,9 +558,13 @@ def _told_apart(
     rest = {_stem(w) for w in content_words(blanked[: own[0]] + " " + blanked[own[1] :])}
     if len(rest) < 2:
         return False
+    bare = masked(claim_text, [(value.mention.start, value.mention.end)])
+    told = {_stem(w) for w in content_words(bare[own[0] : own[1]])} - _unit_stems(value)
     for sentence, v in stated:
         if not value.same(v):
             continue
+        if len(told & sentence.stems) >= MIN_SHARED:
+            return False
         context = [sentence.text]
         before = sentence.position - 1
         if before >= 0 and index.sentences[before].passage == sentence.passage:
