@@ -309,3 +309,11 @@ def test_a_number_a_tokeniser_spaced_out_stays_in_its_clause() -> None:
     passage = "She pleaded guilty. She faces six months in jail and a $ 1, 000 fine."
     found = _check("She faces six months in jail and a $ 500 fine.", passage)
     assert [(m.claim_value, m.evidence_value, m.plain) for m in found] == [("500", "1,000", True)]
+
+
+def test_a_value_inside_a_name_of_the_claim_is_part_of_the_name() -> None:
+    passage = "He won the chess tournament held in the city in 2016 with a score of 9/14."
+    claim = "He won the Candidates Tournament 2018 held in the city."
+    assert _check(claim, passage, names=("Candidates Tournament 2018",)) == []
+    found = _check("He won the chess tournament held in the city in 2018.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("2018", "2016")]
