@@ -262,21 +262,23 @@ def _within(
     region: Sequence[EvidenceSentence],
     values: RegionValues,
 ) -> bool:
-    """A value of a range the claim states that holds a value of the region ("dates from c.
-    1491–1510" where the region says "around 1500"), or a value inside a range the region
-    states: the two say the same, one less precisely."""
+    """A value of a range the claim states that holds a single value of the region ("dates
+    from c. 1491–1510" where the region says "around 1500"), or a single value inside a range
+    the region states: the two say the same, one less precisely. (The ends of two ranges
+    compare as values: "15-50 minutes" is not "between 15 and 30 minutes".)"""
     own = scalar(value)
     if own is None:
         return False
-    for unit, low, high, a, b in spans:
-        if value in (a, b) and any(
+    ends = [r for r in spans if value in (r[3], r[4])]
+    for unit, low, high, _, _ in ends:
+        if any(
             (x := scalar(v)) is not None and x[0] == unit and low <= x[1] <= high
             for s in region
             for v in values.of(s)
             if not any(v in (c, d) for _, _, _, c, d in ranges_in(s.text, values.of(s)))
         ):
             return True
-    return any(
+    return not ends and any(
         unit == own[0] and low <= own[1] <= high
         for s in region
         for unit, low, high, _, _ in ranges_in(s.text, values.of(s))

@@ -280,6 +280,8 @@ def test_a_range_holding_the_stated_value_is_grounded_and_its_ends_are_checked()
     assert _check("Asparagus pee shows up 20 minutes after eating the vegetable.", passage) == []
     found = _check("Asparagus pee shows up 15-50 minutes after eating the vegetable.", passage)
     assert [(m.claim_value, m.evidence_value) for m in found] == [("50", "30")]
+    # the end of a range the claim states is no single value inside the region's range
+    assert _check("Asparagus pee shows up 16-29 minutes after eating the vegetable.", passage)
 
 
 def test_a_value_in_a_quoted_title_is_part_of_the_name() -> None:
