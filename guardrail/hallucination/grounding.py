@@ -173,7 +173,10 @@ def value_mismatches(
             for s in region
             for v in values.of(s)
             if v.kind is value.kind
-            and (value.same(v) or not any(c.same(v) for c in claimed if c.kind is v.kind))
+            and (
+                value.same(v)
+                or not any(c.same(v) or v.same(c) for c in claimed if c.kind is v.kind)
+            )
         ]
         context = stems - _unit_stems(value)
         if any(value.same(v) for _, v in stated):

@@ -319,3 +319,15 @@ def test_a_value_inside_a_name_of_the_claim_is_part_of_the_name() -> None:
     assert _check(claim, passage, names=("Candidates Tournament 2018",)) == []
     found = _check("He won the chess tournament held in the city in 2018.", passage)
     assert [(m.claim_value, m.evidence_value) for m in found] == [("2018", "2016")]
+
+
+def test_a_month_the_claim_states_in_a_date_is_no_rival() -> None:
+    passage = (
+        "Velvet Revolver Team With Alice In Chains For Summer Tour. \"We'll be closing out the "
+        'shows," the guitarist said, adding that the trek, which kicks off in August, will run '
+        "through October."
+    )
+    claim = (
+        "Alice in Chains joined Velvet Revolver for a run of gigs from August through October 2007."
+    )
+    assert _check(claim, passage, names=("Alice in Chains", "Velvet Revolver")) == []
