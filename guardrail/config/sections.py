@@ -340,17 +340,16 @@ class HallucinationConfig(StrictModel):
     of the same kind (WRONG_ATTRIBUTE, :mod:`guardrail.hallucination.alignment`): it counts as
     a missing specific in ``p_supported``, and a claim the verifier supports is no longer
     supported."""
-    value_check: bool = False
-    """Opt-in: on the decisions benchmark it raised claim and delivery accuracy on the dev
-    split but did not hold up on held-out data (figures: the Benchmarks page, "One fact
-    changed"), so it is not yet the default. Align each claim
-    with the evidence sentences that tell its fact and flag a number, date or time of the
-    claim those sentences do not state (after normalising units, number words,
-    separators and date formats) while they state another in the same slot, or — for a
-    measure, a day or a clock time — that only another part of the documents states
+    value_check: bool = True
+    """Align each claim with the evidence sentences that tell its fact and flag a number, date
+    or time of the claim those sentences do not state (after normalising units, number words,
+    separators, date formats, days of a month, ranges) while they state another in the same
+    slot in a clause telling that fact, or — for a measure, a day or a clock time — that only
+    another part of the documents states, in no clause telling the claim's fact
     (:mod:`guardrail.hallucination.grounding`): a claim the verifier supports is no longer
-    supported, and a single value in the slot is offered as the repair. ``False`` leaves
-    values found somewhere in the passages to the verifier."""
+    supported, and a single value in the slot is offered as the repair. Values inside the
+    claim's names and quoted titles are not checked. ``False`` leaves values found somewhere
+    in the passages to the verifier (figures: the Benchmarks page, "One fact changed")."""
     polarity_check: bool = True
     """Align each claim with the evidence sentences that tell its fact and flag a word the
     claim negates that those sentences affirm, or the reverse ("does not increase" where the

@@ -8,24 +8,32 @@ passage is about the right topic and the moved value is in it. Grounding looks w
 fact is told, the **region** of :func:`~guardrail.hallucination.alignment.align` (the evidence
 sentences the claim aligns with, names, numbers and dates masked, each with its neighbours):
 
-1. each value of the claim is read with its context (:mod:`guardrail.text.values`: units and
-   their symbols, number words, scale words, thousands separators, date formats, clock times),
-   so "100°C" is "100 degrees Celsius" and "2pm" is "14:00";
+1. each value of the claim is read with its context (:mod:`~guardrail.hallucination.value_reading`
+   on :mod:`guardrail.text.values`: units and their symbols, number words, scale words,
+   thousands separators, date formats, days of a month without a year, clock times, ranks,
+   ranges), so "100°C" is "100 degrees Celsius" and "2pm" is "14:00";
 2. a value the region states (equal after that normalisation, or within the rounding its own
-   writing allows, or close when either side marks it approximate: "about 84,000") is grounded;
+   writing allows, or close when either side marks it approximate: "about 84,000"; a month by
+   a date of that month) is grounded, and so is a range of the claim that holds a single value
+   of the region ("c. 1491–1510" for "around 1500") or a value inside a range the region states
+   ("20 minutes" for "between 15 and 30 minutes");
 3. a value the region does not state, while the region states another value **in the same
    slot** (a number with the same unit word or sign, a date of the same granularity, a weekday,
-   a clock time), is a :class:`ValueMismatch`: the claim puts another value where the evidence
+   a clock time) in a clause that tells the claim's fact (sharing a content word with the claim,
+   values and units aside: "since the registry began in 1988" is no rival of the year a film
+   was selected), is a :class:`ValueMismatch`: the claim puts another value where the evidence
    tells the fact. When the region gives exactly one such value it is ``plain``: a repair
    candidate the correction stage re-checks;
 4. a quantity in a unit of measure, a day or a clock time that the region does not state and
-   that only another part of the documents states, with nothing in its slot in the region, is a
-   mismatch without a competitor (``evidence_value`` ``None``): the value was taken from
-   elsewhere. Years and counts of things are left to rules 2–3: a sentence puts them beside many
-   facts, so "stated elsewhere" says little about them.
+   that only another part of the documents states, with nothing in its slot in the region and
+   in no clause that tells the claim's fact too (``MIN_SHARED`` content words: then the
+   alignment chose another sentence), is a mismatch without a competitor (``evidence_value``
+   ``None``): the value was taken from elsewhere. Years and counts of things are left to rules
+   2–3: a sentence puts them beside many facts, so "stated elsewhere" says little about them.
 
 A value the query states is never checked (the question names what the answer is about), nor is
-a value the claim does not place (a bare number with no unit word has no slot).
+a value the claim does not place (a bare number with no unit word has no slot), nor one inside
+a name of the claim or a quoted title ("World Cup 2018", the album "1989").
 """
 
 from __future__ import annotations
@@ -34,175 +42,31 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from guardrail.hallucination.alignment import Alignment, AlignmentIndex, EvidenceSentence, masked
-from guardrail.hallucination.calibration import _stem, content_words
-from guardrail.text.mentions import Mention, MentionKind, find_mentions
-from guardrail.text.values import (
-    StatedNumber,
-    same_date,
-    same_number,
-    stated_date,
-    stated_number,
-    stated_time,
+from guardrail.hallucination.alignment import (
+    MIN_SHARED,
+    Alignment,
+    AlignmentIndex,
+    EvidenceSentence,
+    masked,
 )
+from guardrail.hallucination.calibration import _stem, content_words
+from guardrail.hallucination.value_reading import Value, clauses, ranges_in, scalar, values_in
+from guardrail.text.mentions import MentionKind
+
+__all__ = [
+    "RegionValues",
+    "Value",
+    "ValueMismatch",
+    "clauses",
+    "value_mismatches",
+    "values_in",
+]
 
 FROM_ELSEWHERE = True
 """Flag a value the region does not state, with nothing in its slot there, that another part
 of the documents states (rule 4)."""
 RIVALS_IN_REGION = True
 """Look for a competing value in the whole region, not only in the best aligned sentence."""
-
-
-@dataclass(frozen=True)
-class Value:
-    """A value mentioned in a text, read with its context."""
-
-    mention: Mention
-    kind: MentionKind
-    number: StatedNumber | None = None
-    date: tuple[str, tuple[int | None, ...]] | None = None
-    minutes: int | None = None
-
-    @property
-    def slot(self) -> tuple[str, ...]:
-        """What the value is the value of: a number's unit, a date's granularity and the parts
-        it states, a clock time."""
-        if self.number is not None:
-            return ("number", self.number.unit)
-        if self.date is not None:
-            parts = tuple(p is not None for p in self.date[1])
-            return ("date", self.date[0], *map(str, parts))
-        return ("time",)
-
-    @property
-    def measured(self) -> bool:
-        """A quantity in a unit of measure ("fifteen minutes", "$30", "12 km"), a day or a
-        clock time: told where it belongs, not a year ("in 2016") nor a count of things ("two
-        researchers"), which a sentence puts beside many facts."""
-        if self.number is not None:
-            return self.number.unit in _MEASURES
-        if self.date is not None:
-            return self.date[0] != "date" or self.date[1][2] is not None
-        return True
-
-    @property
-    def scaled(self) -> bool:
-        """A number written with a scale word after it ("5 million"): its digits alone are not
-        its value, so a repair of the digits alone is not offered."""
-        return self.number is not None and _has_scale(self.mention.text, self.number.value)
-
-    def rounds(self, other: Value) -> bool:
-        """Whether ``self``, a number written with a scale word ("$53 million"), is ``other``
-        rounded to that scale ("$53,193,914"): the evidence states it less precisely, not
-        another value."""
-        if self.number is None or other.number is None or not self.scaled:
-            return False
-        digits = self.mention.text.replace(",", "").rstrip("%").strip()
-        try:
-            scale = self.number.value / float(digits)
-        except (ValueError, ZeroDivisionError):
-            return False
-        return (
-            self.number.unit == other.number.unit
-            and abs(other.number.value - self.number.value) <= 0.5 * scale
-        )
-
-    def same(self, other: Value) -> bool:
-        """Whether ``self`` (a claim's value) states ``other`` (the evidence's)."""
-        if self.number is not None and other.number is not None:
-            return same_number(self.number, other.number)
-        if self.date is not None and other.date is not None:
-            return same_date(self.date, other.date)
-        if self.minutes is not None and other.minutes is not None:
-            return self.minutes == other.minutes
-        return False
-
-
-def _has_scale(text: str, value: float) -> bool:
-    digits = text.replace(",", "").rstrip("%").strip()
-    try:
-        return abs(float(digits) - value) > 1e-9
-    except ValueError:
-        return False
-
-
-_MEASURES = frozenset(
-    "% $ € £ ¥ degree second minute hour day week month year decade century mile km kilometre "
-    "kilometer metre meter cm mm kg kilogram gram pound lb ton tonne litre liter gallon mph "
-    "kmh kb mb gb tb ghz mhz hz kw mw watt volt calorie dollar euro yen cent".split()
-)
-"""The unit keys of :func:`~guardrail.text.values.stated_number` that are units of measure."""
-
-_SPOKEN = re.compile(
-    r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|three|"
-    r"four|five|six|seven|eight|nine))?|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
-    r"seventeen|eighteen|nineteen)\b",
-    re.IGNORECASE,
-)
-"""Number words :func:`~guardrail.text.mentions.find_mentions` leaves out (it reads one to ten
-and the scale words)."""
-_CLAUSE_BREAK = re.compile(r"\s*(?:[;:]|,?\s+(?:and|but|while|whereas)\s+|,\s+)", re.IGNORECASE)
-
-
-def _mentions(text: str) -> list[Mention]:
-    found = find_mentions(text)
-    for m in _SPOKEN.finditer(text):
-        inside = [f for f in found if m.start() < f.end and f.start < m.end()]
-        if all(f.kind is MentionKind.NUMBER and f.text.isalpha() for f in inside):
-            found = [f for f in found if f not in inside]  # "twenty-five", not "five"
-            found.append(Mention(m.group(0), MentionKind.NUMBER, m.start(), m.end()))
-    return sorted(found, key=lambda m: m.start)
-
-
-_SPACED_NUMBER = re.compile(
-    r"(?<![\d.,])\d{1,3}(?:, \d{3})+(?![\d]|[.,]\d)"
-    r"|(?<![\d.,])\d+\. \d+(?=\s*(?:%|percent|per cent|thousand|million|billion|trillion)\b)",
-    re.IGNORECASE,
-)
-"""A number a tokeniser spaced out ("3, 800 km", "$ 1, 000", "1. 3 billion"): one value."""
-
-
-_SCALE_WORDS = frozenset({"thousand", "million", "billion", "trillion"})
-
-
-def _spaced_numbers(text: str, found: list[Mention]) -> list[Mention]:
-    for m in _SPACED_NUMBER.finditer(text):
-        found = [f for f in found if not (m.start() <= f.start and f.end <= m.end())]
-        found.append(Mention(m.group(0).replace(" ", ""), MentionKind.NUMBER, m.start(), m.end()))
-    found.sort(key=lambda f: f.start)
-    # a scale word after a number is part of it ("1.3 billion"), not a value of its own
-    return [
-        f
-        for i, f in enumerate(found)
-        if not (
-            i
-            and f.text.casefold() in _SCALE_WORDS
-            and found[i - 1].kind is MentionKind.NUMBER
-            and not text[found[i - 1].end : f.start].strip()
-        )
-    ]
-
-
-def values_in(text: str) -> list[Value]:
-    """The numbers, dates and clock times of ``text`` that can be read as values ("one" is
-    not: it is a pronoun or an article as often as a count, "one of the songs")."""
-    out: list[Value] = []
-    for m in _spaced_numbers(text, _mentions(text)):
-        if m.kind is MentionKind.NUMBER and m.text.casefold() == "one":
-            continue
-        if m.kind is MentionKind.NUMBER:
-            number = stated_number(text, m.text, m.start, m.end)
-            if number is not None:
-                out.append(Value(m, m.kind, number=number))
-        elif m.kind is MentionKind.DATE:
-            date = stated_date(m.text)
-            if date is not None:
-                out.append(Value(m, m.kind, date=date))
-        elif m.kind is MentionKind.TIME:
-            minutes = stated_time(m.text)
-            if minutes is not None:
-                out.append(Value(m, m.kind, minutes=minutes))
-    return out
 
 
 @dataclass
@@ -225,14 +89,28 @@ class RegionValues:
         return self._query
 
     def stated_elsewhere(self, value: Value, region: Sequence[EvidenceSentence]) -> bool:
+        """Whether a sentence outside ``region`` states ``value``."""
+        return bool(self._elsewhere(value, region))
+
+    def told_elsewhere(
+        self, value: Value, region: Sequence[EvidenceSentence], stems: set[str]
+    ) -> bool:
+        """Whether a sentence outside ``region`` states ``value`` in a clause sharing
+        ``MIN_SHARED`` of the claim's ``stems``: the claim's fact is told there too (the
+        alignment chose another sentence), the value is not taken from another fact."""
+        return any(_tells(s.text, v, stems, MIN_SHARED) for s, v in self._elsewhere(value, region))
+
+    def _elsewhere(
+        self, value: Value, region: Sequence[EvidenceSentence]
+    ) -> list[tuple[EvidenceSentence, Value]]:
         inside = {s.position for s in region}
-        return any(
-            value.same(v)
+        return [
+            (s, v)
             for s in self.index.sentences
             if s.position not in inside
             for v in self.of(s)
-            if v.kind is value.kind
-        )
+            if v.kind is value.kind and value.same(v)
+        ]
 
 
 @dataclass(frozen=True)
@@ -278,10 +156,16 @@ def value_mismatches(
             masked(claim_text, [(v.mention.start, v.mention.end) for v in claimed])
         )
     }
+    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(claim_text)]
+    spans = ranges_in(claim_text, claimed)
     for value in claimed:
         if value.number is not None and not value.number.unit:
             continue  # a bare number has no slot
+        if any(a <= value.mention.start and value.mention.end <= b for a, b in [*quoted, *names]):
+            continue  # part of a name or a quoted title ("World Cup 2018", 'the album "1989"')
         if any(value.same(q) for q in values.query() if q.kind is value.kind):
+            continue
+        if _within(value, spans, region, values):
             continue
         # a value the claim states too is no rival ("between 1989 and 1992")
         stated = [
@@ -289,8 +173,12 @@ def value_mismatches(
             for s in region
             for v in values.of(s)
             if v.kind is value.kind
-            and (value.same(v) or not any(c.same(v) for c in claimed if c.kind is v.kind))
+            and (
+                value.same(v)
+                or not any(c.same(v) or v.same(c) for c in claimed if c.kind is v.kind)
+            )
         ]
+        context = stems - _unit_stems(value)
         if any(value.same(v) for _, v in stated):
             rivals = _closer_rivals(value, stated, stems, values.index)
             if (
@@ -309,6 +197,7 @@ def value_mismatches(
                 if v.slot == value.slot
                 and not v.rounds(value)
                 and (RIVALS_IN_REGION or s is alignment.best)
+                and _tells(s.text, v, context)
             ]
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
@@ -329,9 +218,74 @@ def value_mismatches(
                     in_best=place is alignment.best,
                 )
             )
-        elif FROM_ELSEWHERE and value.measured and values.stated_elsewhere(value, region):
+        elif (
+            FROM_ELSEWHERE
+            and value.measured
+            and values.stated_elsewhere(value, region)
+            and not values.told_elsewhere(value, region, context)
+        ):
             found.append(_elsewhere(value, alignment))
     return found
+
+
+_QUOTED = re.compile(r'"[^"]{1,80}"|“[^”]{1,80}”')
+"""A quoted stretch of a claim: a title or a term, whose values are part of a name."""
+
+
+def _unit_stems(value: Value) -> set[str]:
+    """The stems of a value's own unit word ("minutes" of "fifteen minutes"): part of the
+    value, not of the fact it is told with."""
+    unit = value.number.unit.lstrip("#") if value.number is not None else ""
+    return {_stem(w) for w in content_words(unit)}
+
+
+def _tells(text: str, value: Value, stems: set[str], needed: int = 1) -> bool:
+    """Whether the clause of ``text`` holding ``value`` shares ``needed`` of the claim's
+    ``stems`` (the value and its unit word aside; a clause with fewer than ``MIN_SHARED``
+    words of its own, "In 2014," or "was released in April 2010", is read with the clauses
+    beside it): the words around a value say which fact it belongs to."""
+    parts = clauses(text)
+    at = next((i for i, (a, b) in enumerate(parts) if a <= value.mention.start < b), None)
+    if at is None:
+        return True
+    blank = masked(text, [(value.mention.start, value.mention.end)])
+
+    def words(i: int) -> set[str]:
+        return {_stem(w) for w in content_words(blank[parts[i][0] : parts[i][1]])}
+
+    own = words(at) - _unit_stems(value)
+    if len(own) < MIN_SHARED:
+        own |= set().union(*(words(i) for i in (at - 1, at + 1) if 0 <= i < len(parts)))
+    return len(own & stems) >= needed
+
+
+def _within(
+    value: Value,
+    spans: Sequence[tuple[str, float, float, Value, Value]],
+    region: Sequence[EvidenceSentence],
+    values: RegionValues,
+) -> bool:
+    """A value of a range the claim states that holds a single value of the region ("dates
+    from c. 1491–1510" where the region says "around 1500"), or a single value inside a range
+    the region states: the two say the same, one less precisely. (The ends of two ranges
+    compare as values: "15-50 minutes" is not "between 15 and 30 minutes".)"""
+    own = scalar(value)
+    if own is None:
+        return False
+    ends = [r for r in spans if value in (r[3], r[4])]
+    for unit, low, high, _, _ in ends:
+        if any(
+            (x := scalar(v)) is not None and x[0] == unit and low <= x[1] <= high
+            for s in region
+            for v in values.of(s)
+            if not any(v in (c, d) for _, _, _, c, d in ranges_in(s.text, values.of(s)))
+        ):
+            return True
+    return not ends and any(
+        unit == own[0] and low <= own[1] <= high
+        for s in region
+        for unit, low, high, _, _ in ranges_in(s.text, values.of(s))
+    )
 
 
 def _elsewhere(value: Value, alignment: Alignment) -> ValueMismatch:
@@ -358,8 +312,9 @@ def _told_apart(
 ) -> bool:
     """A value in a clause of its own ("…, which will take fifteen minutes") that the region
     states only in sentences sharing no content word with the rest of the claim (names and
-    values masked), nor does the sentence before them: the value belongs to another fact of the
-    documents."""
+    values masked), nor does the sentence before them, nor ``MIN_SHARED`` with the value's own
+    clause (a donation "worth $2 million to the legal defense fund" told with that fund): the
+    value belongs to another fact of the documents."""
     parts = clauses(claim_text)
     own = next((c for c in parts if c[0] <= value.mention.start < c[1]), None)
     if len(parts) < 2 or own is None:
@@ -367,9 +322,13 @@ def _told_apart(
     rest = {_stem(w) for w in content_words(blanked[: own[0]] + " " + blanked[own[1] :])}
     if len(rest) < 2:
         return False
+    bare = masked(claim_text, [(value.mention.start, value.mention.end)])
+    told = {_stem(w) for w in content_words(bare[own[0] : own[1]])} - _unit_stems(value)
     for sentence, v in stated:
         if not value.same(v):
             continue
+        if len(told & sentence.stems) >= MIN_SHARED:
+            return False
         context = [sentence.text]
         before = sentence.position - 1
         if before >= 0 and index.sentences[before].passage == sentence.passage:
@@ -377,19 +336,6 @@ def _told_apart(
         if rest & {_stem(w) for w in content_words(" ".join(context))}:
             return False
     return True
-
-
-def clauses(text: str) -> list[tuple[int, int]]:
-    """The clauses of a sentence as ``(start, end)``: split at semicolons, colons, commas and
-    the conjunctions that join two statements ("and", "but", "while", "whereas")."""
-    out, start = [], 0
-    for m in _CLAUSE_BREAK.finditer(text):
-        if m.start() > start:
-            out.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        out.append((start, len(text)))
-    return out
 
 
 def _closer_rivals(

@@ -147,9 +147,25 @@ def test_a_value_the_question_states_and_a_bare_number_are_not_checked() -> None
 
 
 def test_several_values_in_the_slot_flag_without_a_single_repair() -> None:
-    passage = "The library opens at 9am on weekdays and at 10am on weekends. It closes at 6pm."
-    found = _check("The library opens at 8am on weekdays.", passage)
+    passage = (
+        "The library opens at 9am on weekdays and the library opens at 10am on Saturdays. "
+        "It closes at 6pm."
+    )
+    found = _check("The library opens at 8am.", passage)
     assert len(found) == 1 and found[0].evidence_value is not None and not found[0].plain
+
+
+def test_a_value_in_a_clause_about_another_fact_is_no_rival() -> None:
+    passage = "The library opens at 9am on weekdays, while the café serves breakfast from 10am."
+    found = _check("The library opens at 8am on weekdays.", passage)
+    assert [(m.claim_value, m.evidence_value, m.plain) for m in found] == [("8am", "9am", True)]
+    passage = (
+        "The library selected films for preservation because of their cultural, historic and "
+        "artistic importance since the archive began in 1988."
+    )
+    claim = "In 2018, the film was selected for preservation by the library."
+    assert _check(claim, passage) == []
+    assert _check("In 2018, the archive began.", passage) != []
 
 
 @pytest.mark.parametrize(
@@ -226,3 +242,92 @@ def test_a_year_or_a_count_stated_only_elsewhere_is_left_to_the_verifier() -> No
     )
     claim = "In 2016, two researchers found a way to bypass Secure Boot."
     assert _check(claim, passage, names=("Secure Boot",)) == []
+
+
+# --- the same value written another way, or told where the claim's fact is told too -----------
+
+
+def test_a_lower_case_may_is_a_verb_and_a_day_of_a_month_is_a_date() -> None:
+    assert values_in("the flag may go back") == []
+    assert [(v.mention.text, v.date) for v in values_in("On August 10, and on 12th November")] == [
+        ("August 10", ("date", (None, 8, 10))),
+        ("12th November", ("date", (None, 11, 12))),
+    ]
+    passage = "The festival shows it on Thursday 18 October; it opens in cinemas November 9."
+    claim = "The festival shows it on 18 October 2018; it opens in cinemas on 9 November 2018."
+    assert _check(claim, passage) == []
+    found = _check("The festival shows it on 19 October; it opens in cinemas November 9.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("19 October", "18 October")]
+
+
+def test_a_month_is_stated_by_a_date_of_that_month_but_not_the_day_by_the_month() -> None:
+    passage = "The trial was moved. The trial opens on 18 October 2018 in the city court."
+    assert _check("The trial opens in October in the city court.", passage) == []
+    passage = (
+        "A woman was charged after she hit a girl in february, police said. Miller struck "
+        "and killed the girl on february 28 in apopka."
+    )
+    found = _check("Miller struck and killed the girl on february 14 in apopka.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("february 14", "february 28")]
+
+
+def test_a_range_holding_the_stated_value_is_grounded_and_its_ends_are_checked() -> None:
+    passage = "The Bruges painting is the best of the copies and was probably painted around 1500."
+    claim = "The Bruges painting is the best of the copies and dates from c. 1491–1510."
+    assert _check(claim, passage) == []
+    assert _check("The painting in Bruges was probably painted around 1520.", passage) != []
+    passage = "Asparagus pee shows up between 15 and 30 minutes after eating the vegetable."
+    assert _check("Asparagus pee shows up 20 minutes after eating the vegetable.", passage) == []
+    found = _check("Asparagus pee shows up 15-50 minutes after eating the vegetable.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("50", "30")]
+    # the end of a range the claim states is no single value inside the region's range
+    assert _check("Asparagus pee shows up 16-29 minutes after eating the vegetable.", passage)
+
+
+def test_a_value_in_a_quoted_title_is_part_of_the_name() -> None:
+    passage = "As with 2014's album, the song is a highlight of the record, a college rock dream."
+    claim = 'The critic deemed the song a highlight of the record "1989", a college rock dream.'
+    assert _check(claim, passage) == []
+
+
+def test_an_ordinal_is_a_rank_in_a_slot_of_its_own() -> None:
+    found = values_in("the 3rd largest city of the 21st century")
+    assert [v.number.unit for v in found if v.number] == ["#largest", "#century"]
+
+
+def test_a_value_told_with_its_own_fact_in_another_clause_is_not_from_elsewhere() -> None:
+    passage = (
+        "She spoke about pay in the industry for the film. There was an uproar that resulted "
+        "in a $2 million donation to the legal defense fund."
+    )
+    claim = (
+        "She spoke about pay in the industry for the film, which led to a donation of $2 "
+        "million to the legal defense fund."
+    )
+    assert _check(claim, passage) == []
+
+
+def test_a_number_a_tokeniser_spaced_out_stays_in_its_clause() -> None:
+    passage = "She pleaded guilty. She faces six months in jail and a $ 1, 000 fine."
+    found = _check("She faces six months in jail and a $ 500 fine.", passage)
+    assert [(m.claim_value, m.evidence_value, m.plain) for m in found] == [("500", "1,000", True)]
+
+
+def test_a_value_inside_a_name_of_the_claim_is_part_of_the_name() -> None:
+    passage = "He won the chess tournament held in the city in 2016 with a score of 9/14."
+    claim = "He won the Candidates Tournament 2018 held in the city."
+    assert _check(claim, passage, names=("Candidates Tournament 2018",)) == []
+    found = _check("He won the chess tournament held in the city in 2018.", passage)
+    assert [(m.claim_value, m.evidence_value) for m in found] == [("2018", "2016")]
+
+
+def test_a_month_the_claim_states_in_a_date_is_no_rival() -> None:
+    passage = (
+        "Velvet Revolver Team With Alice In Chains For Summer Tour. \"We'll be closing out the "
+        'shows," the guitarist said, adding that the trek, which kicks off in August, will run '
+        "through October."
+    )
+    claim = (
+        "Alice in Chains joined Velvet Revolver for a run of gigs from August through October 2007."
+    )
+    assert _check(claim, passage, names=("Alice in Chains", "Velvet Revolver")) == []
