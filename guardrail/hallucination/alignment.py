@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
-from guardrail.text.mentions import find_mentions, normalise
+from guardrail.text.mentions import _sentence_initial, find_mentions, normalise
 from guardrail.text.sentences import split_sentences
 
 MIN_SHARED = 2
@@ -62,7 +62,9 @@ rest of the region too (the fact is often told over two sentences)."""
 """Sentences before and after an aligned one (same passage) that belong to its region."""
 
 NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT"})
-"""spaCy labels of the names that are checked."""
+"""spaCy labels of the names that are checked against another name of the same kind."""
+PROPER_LABELS = NAME_LABELS | {"WORK_OF_ART", "LAW", "LANGUAGE"}
+"""spaCy labels of the proper names the slot rule compares, whatever their kind."""
 _PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
 """Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
 city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
@@ -76,6 +78,8 @@ _GENERIC = frozenset(
     british general president king queen prince princess lord sir mr mrs ms dr""".split()
 )
 """Name words too common to stand for the name alone ("University" of "University of X")."""
+_TITLES = frozenset("mr mrs ms dr st prof sr jr mt sir gen lt col".split())
+"""Titles capitalised before a name, not names themselves."""
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
@@ -275,52 +279,229 @@ def name_mismatches(
     """
     if nlp is None or not index.sentences:
         return []
+    proper = proper_names(nlp, claim_text)
+    if not proper:
+        return []  # no name to check: no alignment needed
     if located is None:
-        if not [e for e in _entities(nlp, claim_text) if _distinctive(e.text)]:
-            return []  # no name to check: no alignment needed
         located = claim_alignment(claim_text, index, nlp)
     alignment, names = located
-    if alignment is None or not names:
+    if alignment is None:
         return []
+    found = [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+    values = [(m.start, m.end) for m in find_mentions(claim_text)]
+    for name in proper:
+        if not any(m.start < name.end_char and name.start_char < m.end for m in found):
+            slot = _slot_mismatch(name, claim_text, proper, values, index, nlp)
+            if slot is not None:
+                found.append(slot)
+    return sorted(found, key=lambda m: m.start)
+
+
+def _kind_mismatch(
+    ent: Any, names: list[Any], alignment: Alignment, index: AlignmentIndex, nlp: Any
+) -> NameMismatch | None:
+    """Rule 3 of the module docstring: ``ent`` absent from the region, which gives another name
+    of its kind (in the best aligned sentence, else in the rest of the region)."""
+    name = ent.text
     region = alignment.region_text
-    found: list[NameMismatch] = []
-    for ent in names:
-        name = ent.text
-        if (
-            name_stands_in(name, region)
-            or (index.query and name_stands_in(name, index.query))
-            or not name_stands_in(name, index.joined)
-        ):
+    if (
+        name_stands_in(name, region)
+        or (index.query and name_stands_in(name, index.query))
+        or not name_stands_in(name, index.joined)
+    ):
+        return None
+    places = [alignment.best]
+    if REGION_OTHERS:
+        places += [s for s in alignment.region if s is not alignment.best]
+    for place in places:
+        others = [
+            e
+            for e in _entities(nlp, place.text)
+            if same_kind(e.label_, ent.label_)
+            and _distinctive(e.text)
+            and not any(name_stands_in(e.text, n.text) for n in names)
+            and not any(name_stands_in(n.text, e.text) for n in names)
+        ]
+        if others:
+            break
+    else:
+        return None
+    other = others[0]
+    return NameMismatch(
+        claim_name=name,
+        start=ent.start_char,
+        end=ent.end_char,
+        label=ent.label_,
+        evidence_name=other.text,
+        evidence_sentence=place.text,
+        evidence_start=other.start_char,
+        evidence_end=other.end_char,
+        plain=len({normalise(e.text) for e in others}) == 1,
+    )
+
+
+# --- the slot rule: a proper name of any kind in the claim's place ----------------------------
+
+_CAP_WORD = r"(?:[A-Z]\.){2,}|[A-Z](?:[\w&'’-]*[\w&])?"
+_CAPITALISED = re.compile(
+    rf"(?<![\w.&-])(?<!\w['’])(?:{_CAP_WORD})(?:\s+(?:(?:of|the|de|for)\s+)?(?:{_CAP_WORD}))*"
+)
+_ARTICLE = re.compile(r"^(?:the|The)\s+")
+_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+_APPOSITION = 3
+"""Tokens between the claim's name and the evidence's rival in one sentence within which the
+two are listed together ("X and Y", "Y, like X,"): the sentence names both, no swap."""
+
+
+@dataclass(frozen=True)
+class ProperName:
+    """A proper name of a text: a spaCy entity of ``PROPER_LABELS``, or a run of capitalised
+    words that is not a sentence's start (``label_`` empty)."""
+
+    text: str
+    label_: str
+    start_char: int
+    end_char: int
+
+
+def _checkable(name: str) -> bool:
+    """A name that can stand for itself: a distinctive word, or an acronym of 2+ capitals
+    ("TMZ", "U.S.")."""
+    letters = name.replace(".", "")
+    return bool(_distinctive(name)) or (
+        len(letters) >= 2 and letters.isalpha() and letters.isupper()
+    )
+
+
+def proper_names(nlp: Any, text: str) -> list[ProperName]:
+    """The proper names of ``text``, any kind: its entities labelled ``PROPER_LABELS`` (a
+    leading "the" left out) and its capitalised word runs ("Secure Boot", "All Eyez") that are
+    not a sentence's first word, overlap no entity (not "Monday" as a DATE), are not a title
+    and have a word that can stand for them (:func:`_checkable`). In order."""
+    out: list[ProperName] = []
+    ents = list(nlp(text).ents)
+    for e in ents:
+        article = _ARTICLE.match(e.text)
+        start = e.start_char + (article.end() if article else 0)
+        name = text[start : e.end_char]
+        if e.label_ in PROPER_LABELS and name[:1].isupper():
+            out.append(ProperName(name, e.label_, start, e.end_char))
+    for m in _CAPITALISED.finditer(text):
+        start, end = m.span()
+        if _sentence_initial(text, start):
+            first = re.match(_CAP_WORD, text[start:])
+            rest = re.match(r"\s+", text[start + first.end() :]) if first else None
+            if not first or not rest:
+                continue
+            start += first.end() + rest.end()  # the run after a sentence's first word
+            if not _CAPITALISED.fullmatch(text, start, end):
+                continue
+        name = text[start:end]
+        if any(e.start_char < end and start < e.end_char for e in ents):
             continue
-        places = [alignment.best]
-        if REGION_OTHERS:
-            places += [s for s in alignment.region if s is not alignment.best]
-        for place in places:
-            others = [
-                e
-                for e in _entities(nlp, place.text)
-                if same_kind(e.label_, ent.label_)
-                and _distinctive(e.text)
-                and not any(name_stands_in(e.text, n.text) for n in names)
-                and not any(name_stands_in(n.text, e.text) for n in names)
-            ]
-            if others:
-                break
-        else:
+        if name.lower() in _TITLES or not _checkable(name) or name == "I":
             continue
-        distinct = {normalise(e.text) for e in others}
-        other = others[0]
-        found.append(
-            NameMismatch(
-                claim_name=name,
-                start=ent.start_char,
-                end=ent.end_char,
-                label=ent.label_,
-                evidence_name=other.text,
-                evidence_sentence=place.text,
-                evidence_start=other.start_char,
-                evidence_end=other.end_char,
-                plain=len(distinct) == 1,
+        out.append(ProperName(name, "", start, end))
+    return sorted(out, key=lambda n: n.start_char)
+
+
+def _slot_token(token: str) -> str:
+    return _stem(token.lower()) if token[:1].isalnum() else token
+
+
+def _context(text: str, start: int, end: int) -> tuple[str, str, str, str]:
+    """The two tokens before and the two after ``text[start:end]`` (a possessive ending and
+    the text's ends count as tokens), crudely stemmed: the name's slot."""
+    left = [m.group(0) for m in _TOKEN.finditer(text[:start])][-2:]
+    right = [m.group(0) for m in _TOKEN.finditer(text[end:])][:2]
+    left = ["<s>"] * (2 - len(left)) + left
+    right = right + ["</s>"] * (2 - len(right))
+    return (
+        _slot_token(left[0]),
+        _slot_token(left[1]),
+        _slot_token(right[0]),
+        _slot_token(right[1]),
+    )
+
+
+def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> bool:
+    """Whether two names stand in the same place of their sentences (their :func:`_context`):
+    the word just before or just after them is the same, and so is another of the two words
+    each side, a content word among them ("In the experiment, Miller found" / "In the
+    experiment, Chicago found"; not two commas of a list)."""
+    equal = [x for x, y in zip(a, b, strict=True) if x == y]
+    return (
+        (a[1] == b[1] or a[2] == b[2]) and len(equal) >= 2 and any(content_words(t) for t in equal)
+    )
+
+
+def _named_in(name: str, text: str) -> bool:
+    """:func:`name_stands_in`, or a word of ``name`` made only of common name words
+    ("British", "United States") sharing its stem with a capitalised word of ``text``."""
+    if name_stands_in(name, text):
+        return True
+    there = [w for w in _words(text) if w[:1].isupper()]
+    return any(
+        _same_stem(w, t) for w in _words(name) if len(w) >= 4 and w[:1].isupper() for t in there
+    )
+
+
+def _aliases(a: str, b: str) -> bool:
+    return _named_in(a, b) or _named_in(b, a)
+
+
+def _listed_with(name: str, rival: ProperName, sentence: str) -> bool:
+    """Whether ``name`` (or an alias) stands in ``sentence`` within ``_APPOSITION`` tokens of
+    ``rival``: the two are listed together there."""
+    tokens = list(_TOKEN.finditer(sentence))
+    inside = [i for i, t in enumerate(tokens) if rival.start_char <= t.start() < rival.end_char]
+    if not inside:
+        return False
+    lo, hi = max(0, inside[0] - _APPOSITION - 1), inside[-1] + _APPOSITION + 2
+    near = sentence[tokens[lo].start() : tokens[min(hi, len(tokens)) - 1].end()]
+    return _named_in(name, near.replace(rival.text, " "))
+
+
+def _slot_mismatch(
+    name: ProperName,
+    claim_text: str,
+    claim_names: list[ProperName],
+    values: list[tuple[int, int]],
+    index: AlignmentIndex,
+    nlp: Any,
+) -> NameMismatch | None:
+    """The slot rule: where the rest of the claim is told (:func:`align` with only ``name`` and
+    the claim's ``values`` masked), an aligned sentence gives another proper name, of any
+    kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
+    documents, not of the query, and the sentence not listing the two together."""
+    if (index.query and _named_in(name.text, index.query)) or not name_stands_in(
+        name.text, index.joined
+    ):
+        return None
+    alignment = align(claim_text, [*values, (name.start_char, name.end_char)], index)
+    if alignment is None:
+        return None
+    slot = _context(claim_text, name.start_char, name.end_char)
+    for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
+        rivals = [
+            r
+            for r in proper_names(nlp, sentence.text)
+            if same_slot(slot, _context(sentence.text, r.start_char, r.end_char))
+            and not any(_aliases(r.text, n.text) for n in claim_names)
+            and not _named_in(r.text, claim_text)
+            and not _listed_with(name.text, r, sentence.text)
+        ]
+        if rivals:
+            rival = rivals[0]
+            return NameMismatch(
+                claim_name=name.text,
+                start=name.start_char,
+                end=name.end_char,
+                label=name.label_,
+                evidence_name=rival.text,
+                evidence_sentence=sentence.text,
+                evidence_start=rival.start_char,
+                evidence_end=rival.end_char,
+                plain=len({normalise(r.text) for r in rivals}) == 1,
             )
-        )
-    return found
+    return None
