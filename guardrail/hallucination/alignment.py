@@ -17,11 +17,22 @@ swap. Alignment looks where the claim's fact is told:
 3. a name absent from the region while the best aligned sentence gives **another name of the
    same kind** (spaCy label, ORG / GPE / LOC counted as one kind) is a :class:`NameMismatch`:
    the claim names someone else in that place. A reference without a name ("the company",
-   "he") gives no other name, so it raises nothing.
+   "he") gives no other name, so it raises nothing;
+4. the **slot rule**, for every proper name of the claim of any kind
+   (:func:`~guardrail.hallucination.names.proper_names`: entities of any name label, runs of
+   capitalised words the tagger misses, acronyms): the claim is aligned with only that name,
+   numbers and dates masked, and an aligned sentence that gives **another proper name in the
+   same place** (:func:`~guardrail.hallucination.names.same_slot`: the same word next to it and
+   another around it, "In the experiment, Miller found" / "In the experiment, Chicago found")
+   makes a :class:`NameMismatch` too, of whatever kinds the two names are ("The Pro plan costs
+   $10 a month." against "The Basic plan costs $10 a month; the Pro plan costs $30."). The
+   protections of rules 2 and 3 hold (aliases, demonyms, a name of the query, a name absent
+   from every document), and the evidence's name must be neither an alias of a name of the
+   claim nor listed with the claim's name in that sentence ("Alice Smith and Bob Jones").
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
-exactly one such name, it is ``plain``: the flag carries it as ``replacement``, a repair the
+exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as ``replacement``, a repair the
 correction stage re-checks with the verifier.
 
 Example::
@@ -35,14 +46,25 @@ Example::
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
-from guardrail.text.mentions import _sentence_initial, find_mentions, normalise
+from guardrail.hallucination.names import (
+    NAME_LABELS,
+    ProperName,
+    aliases,
+    distinctive,
+    listed_with,
+    name_context,
+    name_stands_in,
+    named_in,
+    proper_names,
+    same_slot,
+)
+from guardrail.text.mentions import find_mentions, normalise
 from guardrail.text.sentences import split_sentences
 
 MIN_SHARED = 2
@@ -61,27 +83,10 @@ REGION_OTHERS = True
 rest of the region too (the fact is often told over two sentences)."""
 """Sentences before and after an aligned one (same passage) that belong to its region."""
 
-NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT"})
-"""spaCy labels of the names that are checked against another name of the same kind."""
-PROPER_LABELS = NAME_LABELS | {"WORK_OF_ART", "LAW", "LANGUAGE"}
-"""spaCy labels of the proper names the slot rule compares, whatever their kind."""
 _PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
 """Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
 city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
 dev split, keeping ORG apart from the places catches fewer swaps for as many false flags."""
-
-_GENERIC = frozenset(
-    """university college school company corporation corp inc ltd group party united states
-    state national international new north south east west central city county river lake
-    mount saint san los las department ministry council committee association institute
-    society league club bank church house republic kingdom empire federal royal american
-    british general president king queen prince princess lord sir mr mrs ms dr""".split()
-)
-"""Name words too common to stand for the name alone ("University" of "University of X")."""
-_TITLES = frozenset("mr mrs ms dr st prof sr jr mt sir gen lt col".split())
-"""Titles capitalised before a name, not names themselves."""
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 
 @dataclass(frozen=True)
@@ -204,46 +209,6 @@ def same_kind(a: str, b: str) -> bool:
     return a == b or (a in _PLACES and b in _PLACES)
 
 
-def _words(name: str) -> list[str]:
-    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(name)]
-
-
-def _distinctive(name: str) -> list[str]:
-    """The words of ``name`` that may stand for it alone: capitalised, 3+ letters, not generic."""
-    return [
-        w for w in _words(name) if len(w) >= 3 and w[:1].isupper() and w.lower() not in _GENERIC
-    ]
-
-
-def _same_stem(a: str, b: str) -> bool:
-    """A demonym and its place, or two forms of one name: ``German`` / ``Germany``,
-    ``Chinese`` / ``China``, ``Canadian`` / ``Canada`` (a shared start of 4+ letters covering
-    most of the shorter word)."""
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return True
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n >= 4 and n >= 0.7 * min(len(a), len(b))
-
-
-def name_stands_in(name: str, text: str) -> bool:
-    """Whether ``name`` or an alias of it stands in ``text``: the whole name (case, spaces and
-    commas aside), one of its distinctive words as a capitalised word of ``text`` (a surname, a
-    first name), or a word of the same stem (a demonym)."""
-    key = normalise(_POSSESSIVE.sub("", name))
-    if key and key in normalise(text):
-        return True
-    words = _distinctive(name)
-    if not words:
-        return False
-    there = [w for w in _words(text) if w[:1].isupper()]
-    return any(_same_stem(w, t) for w in words for t in there)
-
-
 def _entities(nlp: Any, text: str) -> list[Any]:
     return [e for e in nlp(text).ents if e.label_ in NAME_LABELS]
 
@@ -256,7 +221,7 @@ def claim_alignment(
     ``nlp``)."""
     if not index.sentences:
         return None, []
-    names = [e for e in _entities(nlp, claim_text) if _distinctive(e.text)] if nlp else []
+    names = [e for e in _entities(nlp, claim_text) if distinctive(e.text)] if nlp else []
     values = [(m.start, m.end) for m in find_mentions(claim_text)]  # numbers, dates (regex)
     spans = [*values, *((e.start_char, e.end_char) for e in names)]
     return align(claim_text, spans, index), names
@@ -318,7 +283,7 @@ def _kind_mismatch(
             e
             for e in _entities(nlp, place.text)
             if same_kind(e.label_, ent.label_)
-            and _distinctive(e.text)
+            and distinctive(e.text)
             and not any(name_stands_in(e.text, n.text) for n in names)
             and not any(name_stands_in(n.text, e.text) for n in names)
         ]
@@ -340,128 +305,6 @@ def _kind_mismatch(
     )
 
 
-# --- the slot rule: a proper name of any kind in the claim's place ----------------------------
-
-_CAP_WORD = r"(?:[A-Z]\.){2,}|[A-Z](?:[\w&'’-]*[\w&])?"
-_CAPITALISED = re.compile(
-    rf"(?<![\w.&-])(?<!\w['’])(?:{_CAP_WORD})(?:\s+(?:(?:of|the|de|for)\s+)?(?:{_CAP_WORD}))*"
-)
-_ARTICLE = re.compile(r"^(?:the|The)\s+")
-_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
-_APPOSITION = 3
-"""Tokens between the claim's name and the evidence's rival in one sentence within which the
-two are listed together ("X and Y", "Y, like X,"): the sentence names both, no swap."""
-
-
-@dataclass(frozen=True)
-class ProperName:
-    """A proper name of a text: a spaCy entity of ``PROPER_LABELS``, or a run of capitalised
-    words that is not a sentence's start (``label_`` empty)."""
-
-    text: str
-    label_: str
-    start_char: int
-    end_char: int
-
-
-def _checkable(name: str) -> bool:
-    """A name that can stand for itself: a distinctive word, or an acronym of 2+ capitals
-    ("TMZ", "U.S.")."""
-    letters = name.replace(".", "")
-    return bool(_distinctive(name)) or (
-        len(letters) >= 2 and letters.isalpha() and letters.isupper()
-    )
-
-
-def proper_names(nlp: Any, text: str) -> list[ProperName]:
-    """The proper names of ``text``, any kind: its entities labelled ``PROPER_LABELS`` (a
-    leading "the" left out) and its capitalised word runs ("Secure Boot", "All Eyez") that are
-    not a sentence's first word, overlap no entity (not "Monday" as a DATE), are not a title
-    and have a word that can stand for them (:func:`_checkable`). In order."""
-    out: list[ProperName] = []
-    ents = list(nlp(text).ents)
-    for e in ents:
-        article = _ARTICLE.match(e.text)
-        start = e.start_char + (article.end() if article else 0)
-        name = text[start : e.end_char]
-        if e.label_ in PROPER_LABELS and name[:1].isupper():
-            out.append(ProperName(name, e.label_, start, e.end_char))
-    for m in _CAPITALISED.finditer(text):
-        start, end = m.span()
-        if _sentence_initial(text, start):
-            first = re.match(_CAP_WORD, text[start:])
-            rest = re.match(r"\s+", text[start + first.end() :]) if first else None
-            if not first or not rest:
-                continue
-            start += first.end() + rest.end()  # the run after a sentence's first word
-            if not _CAPITALISED.fullmatch(text, start, end):
-                continue
-        name = text[start:end]
-        if any(e.start_char < end and start < e.end_char for e in ents):
-            continue
-        if name.lower() in _TITLES or not _checkable(name) or name == "I":
-            continue
-        out.append(ProperName(name, "", start, end))
-    return sorted(out, key=lambda n: n.start_char)
-
-
-def _slot_token(token: str) -> str:
-    return _stem(token.lower()) if token[:1].isalnum() else token
-
-
-def _context(text: str, start: int, end: int) -> tuple[str, str, str, str]:
-    """The two tokens before and the two after ``text[start:end]`` (a possessive ending and
-    the text's ends count as tokens), crudely stemmed: the name's slot."""
-    left = [m.group(0) for m in _TOKEN.finditer(text[:start])][-2:]
-    right = [m.group(0) for m in _TOKEN.finditer(text[end:])][:2]
-    left = ["<s>"] * (2 - len(left)) + left
-    right = right + ["</s>"] * (2 - len(right))
-    return (
-        _slot_token(left[0]),
-        _slot_token(left[1]),
-        _slot_token(right[0]),
-        _slot_token(right[1]),
-    )
-
-
-def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> bool:
-    """Whether two names stand in the same place of their sentences (their :func:`_context`):
-    the word just before or just after them is the same, and so is another of the two words
-    each side, a content word among them ("In the experiment, Miller found" / "In the
-    experiment, Chicago found"; not two commas of a list)."""
-    equal = [x for x, y in zip(a, b, strict=True) if x == y]
-    return (
-        (a[1] == b[1] or a[2] == b[2]) and len(equal) >= 2 and any(content_words(t) for t in equal)
-    )
-
-
-def _named_in(name: str, text: str) -> bool:
-    """:func:`name_stands_in`, or a word of ``name`` made only of common name words
-    ("British", "United States") sharing its stem with a capitalised word of ``text``."""
-    if name_stands_in(name, text):
-        return True
-    there = [w for w in _words(text) if w[:1].isupper()]
-    return any(
-        _same_stem(w, t) for w in _words(name) if len(w) >= 4 and w[:1].isupper() for t in there
-    )
-
-
-def _aliases(a: str, b: str) -> bool:
-    return _named_in(a, b) or _named_in(b, a)
-
-
-def _listed_with(name: str, rival: ProperName, sentence: str) -> bool:
-    """Whether ``name`` (or an alias) stands in ``sentence`` within ``_APPOSITION`` tokens of
-    ``rival``: the two are listed together there."""
-    tokens = list(_TOKEN.finditer(sentence))
-    inside = [i for i, t in enumerate(tokens) if rival.start_char <= t.start() < rival.end_char]
-    if not inside:
-        return False
-    lo, hi = max(0, inside[0] - _APPOSITION - 1), inside[-1] + _APPOSITION + 2
-    near = sentence[tokens[lo].start() : tokens[min(hi, len(tokens)) - 1].end()]
-    return _named_in(name, near.replace(rival.text, " "))
-
-
 def _slot_mismatch(
     name: ProperName,
     claim_text: str,
@@ -474,22 +317,22 @@ def _slot_mismatch(
     the claim's ``values`` masked), an aligned sentence gives another proper name, of any
     kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
     documents, not of the query, and the sentence not listing the two together."""
-    if (index.query and _named_in(name.text, index.query)) or not name_stands_in(
+    if (index.query and named_in(name.text, index.query)) or not name_stands_in(
         name.text, index.joined
     ):
         return None
     alignment = align(claim_text, [*values, (name.start_char, name.end_char)], index)
     if alignment is None:
         return None
-    slot = _context(claim_text, name.start_char, name.end_char)
+    slot = name_context(claim_text, name.start_char, name.end_char)
     for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
         rivals = [
             r
             for r in proper_names(nlp, sentence.text)
-            if same_slot(slot, _context(sentence.text, r.start_char, r.end_char))
-            and not any(_aliases(r.text, n.text) for n in claim_names)
-            and not _named_in(r.text, claim_text)
-            and not _listed_with(name.text, r, sentence.text)
+            if same_slot(slot, name_context(sentence.text, r.start_char, r.end_char))
+            and not any(aliases(r.text, n.text) for n in claim_names)
+            and not named_in(r.text, claim_text)
+            and not listed_with(name.text, r, sentence.text)
         ]
         if rivals:
             rival = rivals[0]

@@ -8,15 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from guardrail.correction.factual import evidence_edits
-from guardrail.hallucination.alignment import (
-    AlignmentIndex,
-    align,
-    name_mismatches,
-    name_stands_in,
-    proper_names,
-    same_slot,
-)
+from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismatches
 from guardrail.hallucination.flags import wrong_name_flag
+from guardrail.hallucination.names import name_stands_in, proper_names, same_slot
 from guardrail.report import Claim, ClaimStatus, HallucinationType, Span
 
 LABELS = {
