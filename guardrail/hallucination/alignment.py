@@ -325,6 +325,8 @@ def _slot_mismatch(
     if alignment is None:
         return None
     slot = name_context(claim_text, name.start_char, name.end_char)
+    if hasattr(nlp, "prefetch"):  # an EntityParser parses the sentences in one call
+        nlp.prefetch([s.text for s in alignment.aligned])
     for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
         rivals = [
             r
