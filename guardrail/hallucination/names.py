@@ -165,12 +165,15 @@ def name_context(text: str, start: int, end: int) -> tuple[str, str, str, str]:
 
 def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> bool:
     """Whether two names stand in the same place of their sentences (their :func:`name_context`):
-    the word just before or just after them is the same, and so is another of the two words
-    each side, a content word among them ("In the experiment, Miller found" / "In the
-    experiment, Chicago found"; not two commas of a list)."""
+    the word just before or just after them is the same and so is another of the two words each
+    side, a content word among them ("In the experiment, Miller found" / "In the experiment,
+    Chicago found"), or both neighbours and a third word are the same ("appear in the U.S. and
+    other" / "appear in the British and other"); not two commas of a list."""
     equal = [x for x, y in zip(a, b, strict=True) if x == y]
-    return (
-        (a[1] == b[1] or a[2] == b[2]) and len(equal) >= 2 and any(content_words(t) for t in equal)
+    if not (a[1] == b[1] or a[2] == b[2]) or len(equal) < 2:
+        return False
+    return any(content_words(t) for t in equal) or (
+        a[1] == b[1] and a[2] == b[2] and len(equal) >= 3
     )
 
 

@@ -252,5 +252,6 @@ def test_proper_names_of_any_kind_and_untagged_runs() -> None:
 
 def test_same_slot_needs_a_shared_neighbour_and_a_content_word() -> None:
     assert same_slot((",", "experi", "found", "that"), ("exper", "experi", "found", "that"))
+    assert same_slot(("in", "the", "and", "other"), ("in", "the", "and", "other"))
     assert not same_slot(("calif", ",", ",", "and"), ("jerse", ",", ",", "penns"))
     assert not same_slot(("a", "b", "found", "x"), ("c", "d", "said", "x"))
