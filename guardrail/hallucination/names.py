@@ -86,6 +86,7 @@ _CAPITALISED = re.compile(
     rf"(?<![\w.&-])(?<!\w['’])(?:{_CAP_WORD})(?:\s+(?:(?:of|the|de|for)\s+)?(?:{_CAP_WORD}))*"
 )
 _ARTICLE = re.compile(r"^(?:the|The)\s+")
+_ACRONYM = re.compile(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,}\b")
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 _APPOSITION = 3
 """Tokens between the claim's name and the evidence's rival in one sentence within which the
@@ -180,7 +181,11 @@ def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> boo
 def named_in(name: str, text: str) -> bool:
     """:func:`name_stands_in`, or any capitalised word of ``name`` of 4+ letters, common name
     words included ("British", "United States"), sharing its stem with a capitalised word of
-    ``text`` ("British" / "Britain")."""
+    ``text`` ("British" / "Britain"). An acronym of up to three letters ("US", "U.S.") stands
+    only as a word of its own capitals, not inside "used"."""
+    letters = name.replace(".", "")
+    if len(letters) <= 3 and letters.isalpha() and letters.isupper():
+        return letters in {w.replace(".", "") for w in _ACRONYM.findall(text)}
     if name_stands_in(name, text):
         return True
     there = [w for w in _words(text) if w[:1].isupper()]

@@ -10,7 +10,7 @@ from typing import Any
 from guardrail.correction.factual import evidence_edits
 from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismatches
 from guardrail.hallucination.flags import wrong_name_flag
-from guardrail.hallucination.names import name_stands_in, proper_names, same_slot
+from guardrail.hallucination.names import name_stands_in, named_in, proper_names, same_slot
 from guardrail.report import Claim, ClaimStatus, HallucinationType, Span
 
 LABELS = {
@@ -255,3 +255,13 @@ def test_same_slot_needs_a_shared_neighbour_and_a_content_word() -> None:
     assert same_slot(("in", "the", "and", "other"), ("in", "the", "and", "other"))
     assert not same_slot(("calif", ",", ",", "and"), ("jerse", ",", ",", "penns"))
     assert not same_slot(("a", "b", "found", "x"), ("c", "d", "said", "x"))
+
+
+def test_a_short_acronym_stands_only_as_a_word() -> None:
+    assert not named_in("US", "the key would be used only by the police")
+    assert named_in("US", "the U.S. government")
+    text = "Nothing here yet. The US government insists that the key is used only by the police."
+    claim = "The Ohio government insists that the key is used only by the police."
+    index = AlignmentIndex.of(["Ohio passed a law.", text])
+    found = name_mismatches(claim, index, fake_nlp)
+    assert [(m.claim_name, m.evidence_name) for m in found] == [("Ohio", "US")]
