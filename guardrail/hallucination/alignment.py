@@ -250,9 +250,11 @@ def name_mismatches(
     if located is None:
         located = claim_alignment(claim_text, index, nlp)
     alignment, names = located
-    if alignment is None:
-        return []
-    found = [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+    found = (
+        [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+        if alignment is not None
+        else []
+    )  # the slot rule aligns the claim again with only the name it checks masked
     values = [(m.start, m.end) for m in find_mentions(claim_text)]
     for name in proper:
         if not any(m.start < name.end_char and name.start_char < m.end for m in found):
