@@ -17,11 +17,22 @@ swap. Alignment looks where the claim's fact is told:
 3. a name absent from the region while the best aligned sentence gives **another name of the
    same kind** (spaCy label, ORG / GPE / LOC counted as one kind) is a :class:`NameMismatch`:
    the claim names someone else in that place. A reference without a name ("the company",
-   "he") gives no other name, so it raises nothing.
+   "he") gives no other name, so it raises nothing;
+4. the **slot rule**, for every proper name of the claim of any kind
+   (:func:`~guardrail.hallucination.names.proper_names`: entities of any name label, runs of
+   capitalised words the tagger misses, acronyms): the claim is aligned with only that name,
+   numbers and dates masked, and an aligned sentence that gives **another proper name in the
+   same place** (:func:`~guardrail.hallucination.names.same_slot`: the same word next to it and
+   another around it, "In the experiment, Miller found" / "In the experiment, Chicago found")
+   makes a :class:`NameMismatch` too, of whatever kinds the two names are ("The Pro plan costs
+   $10 a month." against "The Basic plan costs $10 a month; the Pro plan costs $30."). The
+   protections of rules 2 and 3 hold (aliases, demonyms, a name of the query, a name absent
+   from every document), and the evidence's name must be neither an alias of a name of the
+   claim nor listed with the claim's name in that sentence ("Alice Smith and Bob Jones").
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
-exactly one such name, it is ``plain``: the flag carries it as ``replacement``, a repair the
+exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as ``replacement``, a repair the
 correction stage re-checks with the verifier.
 
 Example::
@@ -35,13 +46,24 @@ Example::
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
+from guardrail.hallucination.names import (
+    NAME_LABELS,
+    ProperName,
+    aliases,
+    distinctive,
+    listed_with,
+    name_context,
+    name_stands_in,
+    named_in,
+    proper_names,
+    same_slot,
+)
 from guardrail.text.mentions import find_mentions, normalise
 from guardrail.text.sentences import split_sentences
 
@@ -61,23 +83,10 @@ REGION_OTHERS = True
 rest of the region too (the fact is often told over two sentences)."""
 """Sentences before and after an aligned one (same passage) that belong to its region."""
 
-NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT"})
-"""spaCy labels of the names that are checked."""
 _PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
 """Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
 city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
 dev split, keeping ORG apart from the places catches fewer swaps for as many false flags."""
-
-_GENERIC = frozenset(
-    """university college school company corporation corp inc ltd group party united states
-    state national international new north south east west central city county river lake
-    mount saint san los las department ministry council committee association institute
-    society league club bank church house republic kingdom empire federal royal american
-    british general president king queen prince princess lord sir mr mrs ms dr""".split()
-)
-"""Name words too common to stand for the name alone ("University" of "University of X")."""
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 
 @dataclass(frozen=True)
@@ -200,46 +209,6 @@ def same_kind(a: str, b: str) -> bool:
     return a == b or (a in _PLACES and b in _PLACES)
 
 
-def _words(name: str) -> list[str]:
-    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(name)]
-
-
-def _distinctive(name: str) -> list[str]:
-    """The words of ``name`` that may stand for it alone: capitalised, 3+ letters, not generic."""
-    return [
-        w for w in _words(name) if len(w) >= 3 and w[:1].isupper() and w.lower() not in _GENERIC
-    ]
-
-
-def _same_stem(a: str, b: str) -> bool:
-    """A demonym and its place, or two forms of one name: ``German`` / ``Germany``,
-    ``Chinese`` / ``China``, ``Canadian`` / ``Canada`` (a shared start of 4+ letters covering
-    most of the shorter word)."""
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return True
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n >= 4 and n >= 0.7 * min(len(a), len(b))
-
-
-def name_stands_in(name: str, text: str) -> bool:
-    """Whether ``name`` or an alias of it stands in ``text``: the whole name (case, spaces and
-    commas aside), one of its distinctive words as a capitalised word of ``text`` (a surname, a
-    first name), or a word of the same stem (a demonym)."""
-    key = normalise(_POSSESSIVE.sub("", name))
-    if key and key in normalise(text):
-        return True
-    words = _distinctive(name)
-    if not words:
-        return False
-    there = [w for w in _words(text) if w[:1].isupper()]
-    return any(_same_stem(w, t) for w in words for t in there)
-
-
 def _entities(nlp: Any, text: str) -> list[Any]:
     return [e for e in nlp(text).ents if e.label_ in NAME_LABELS]
 
@@ -252,7 +221,7 @@ def claim_alignment(
     ``nlp``)."""
     if not index.sentences:
         return None, []
-    names = [e for e in _entities(nlp, claim_text) if _distinctive(e.text)] if nlp else []
+    names = [e for e in _entities(nlp, claim_text) if distinctive(e.text)] if nlp else []
     values = [(m.start, m.end) for m in find_mentions(claim_text)]  # numbers, dates (regex)
     spans = [*values, *((e.start_char, e.end_char) for e in names)]
     return align(claim_text, spans, index), names
@@ -275,52 +244,111 @@ def name_mismatches(
     """
     if nlp is None or not index.sentences:
         return []
+    proper = proper_names(nlp, claim_text)
+    if not proper:
+        return []  # no name to check: no alignment needed
     if located is None:
-        if not [e for e in _entities(nlp, claim_text) if _distinctive(e.text)]:
-            return []  # no name to check: no alignment needed
         located = claim_alignment(claim_text, index, nlp)
     alignment, names = located
-    if alignment is None or not names:
-        return []
+    found = (
+        [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+        if alignment is not None
+        else []
+    )  # the slot rule aligns the claim again with only the name it checks masked
+    values = [(m.start, m.end) for m in find_mentions(claim_text)]
+    for name in proper:
+        if not any(m.start < name.end_char and name.start_char < m.end for m in found):
+            slot = _slot_mismatch(name, claim_text, proper, values, index, nlp)
+            if slot is not None:
+                found.append(slot)
+    return sorted(found, key=lambda m: m.start)
+
+
+def _kind_mismatch(
+    ent: Any, names: list[Any], alignment: Alignment, index: AlignmentIndex, nlp: Any
+) -> NameMismatch | None:
+    """Rule 3 of the module docstring: ``ent`` absent from the region, which gives another name
+    of its kind (in the best aligned sentence, else in the rest of the region)."""
+    name = ent.text
     region = alignment.region_text
-    found: list[NameMismatch] = []
-    for ent in names:
-        name = ent.text
-        if (
-            name_stands_in(name, region)
-            or (index.query and name_stands_in(name, index.query))
-            or not name_stands_in(name, index.joined)
-        ):
-            continue
-        places = [alignment.best]
-        if REGION_OTHERS:
-            places += [s for s in alignment.region if s is not alignment.best]
-        for place in places:
-            others = [
-                e
-                for e in _entities(nlp, place.text)
-                if same_kind(e.label_, ent.label_)
-                and _distinctive(e.text)
-                and not any(name_stands_in(e.text, n.text) for n in names)
-                and not any(name_stands_in(n.text, e.text) for n in names)
-            ]
-            if others:
-                break
-        else:
-            continue
-        distinct = {normalise(e.text) for e in others}
-        other = others[0]
-        found.append(
-            NameMismatch(
-                claim_name=name,
-                start=ent.start_char,
-                end=ent.end_char,
-                label=ent.label_,
-                evidence_name=other.text,
-                evidence_sentence=place.text,
-                evidence_start=other.start_char,
-                evidence_end=other.end_char,
-                plain=len(distinct) == 1,
+    if (
+        name_stands_in(name, region)
+        or (index.query and name_stands_in(name, index.query))
+        or not name_stands_in(name, index.joined)
+    ):
+        return None
+    places = [alignment.best]
+    if REGION_OTHERS:
+        places += [s for s in alignment.region if s is not alignment.best]
+    for place in places:
+        others = [
+            e
+            for e in _entities(nlp, place.text)
+            if same_kind(e.label_, ent.label_)
+            and distinctive(e.text)
+            and not any(name_stands_in(e.text, n.text) for n in names)
+            and not any(name_stands_in(n.text, e.text) for n in names)
+        ]
+        if others:
+            break
+    else:
+        return None
+    other = others[0]
+    return NameMismatch(
+        claim_name=name,
+        start=ent.start_char,
+        end=ent.end_char,
+        label=ent.label_,
+        evidence_name=other.text,
+        evidence_sentence=place.text,
+        evidence_start=other.start_char,
+        evidence_end=other.end_char,
+        plain=len({normalise(e.text) for e in others}) == 1,
+    )
+
+
+def _slot_mismatch(
+    name: ProperName,
+    claim_text: str,
+    claim_names: list[ProperName],
+    values: list[tuple[int, int]],
+    index: AlignmentIndex,
+    nlp: Any,
+) -> NameMismatch | None:
+    """The slot rule: where the rest of the claim is told (:func:`align` with only ``name`` and
+    the claim's ``values`` masked), an aligned sentence gives another proper name, of any
+    kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
+    documents, not of the query, and the sentence not listing the two together."""
+    if (index.query and named_in(name.text, index.query)) or not name_stands_in(
+        name.text, index.joined
+    ):
+        return None
+    alignment = align(claim_text, [*values, (name.start_char, name.end_char)], index)
+    if alignment is None:
+        return None
+    slot = name_context(claim_text, name.start_char, name.end_char)
+    if hasattr(nlp, "prefetch"):  # an EntityParser parses the sentences in one call
+        nlp.prefetch([s.text for s in alignment.aligned])
+    for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
+        rivals = [
+            r
+            for r in proper_names(nlp, sentence.text)
+            if same_slot(slot, name_context(sentence.text, r.start_char, r.end_char))
+            and not any(aliases(r.text, n.text) for n in claim_names)
+            and not named_in(r.text, claim_text)
+            and not listed_with(name.text, r, sentence.text)
+        ]
+        if rivals:
+            rival = rivals[0]
+            return NameMismatch(
+                claim_name=name.text,
+                start=name.start_char,
+                end=name.end_char,
+                label=name.label_,
+                evidence_name=rival.text,
+                evidence_sentence=sentence.text,
+                evidence_start=rival.start_char,
+                evidence_end=rival.end_char,
+                plain=len({normalise(r.text) for r in rivals}) == 1,
             )
-        )
-    return found
+    return None

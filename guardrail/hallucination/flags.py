@@ -95,9 +95,10 @@ def wrong_name_flag(
     response: str, claim: Claim, index: int, mismatch: NameMismatch, confidence: float
 ) -> HallucinationFlag:
     """WRONG_ATTRIBUTE: a name of the claim is absent from the evidence sentences that tell the
-    claim's fact, which give another name of the same kind (``content`` is the claim's name,
-    ``evidence`` the evidence sentence, ``suggestion`` the evidence's name; ``replacement`` it
-    too when the sentence gives exactly one such name)."""
+    claim's fact, which give another name of the same kind, or another proper name of any kind
+    in its place (``content`` is the claim's name, ``evidence`` the evidence sentence,
+    ``suggestion`` the evidence's name; ``replacement`` it too when the sentence gives exactly
+    one such name)."""
     span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
     return _flag(
         HallucinationType.WRONG_ATTRIBUTE,

@@ -8,13 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from guardrail.correction.factual import evidence_edits
-from guardrail.hallucination.alignment import (
-    AlignmentIndex,
-    align,
-    name_mismatches,
-    name_stands_in,
-)
+from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismatches
 from guardrail.hallucination.flags import wrong_name_flag
+from guardrail.hallucination.names import name_stands_in, named_in, proper_names, same_slot
 from guardrail.report import Claim, ClaimStatus, HallucinationType, Span
 
 LABELS = {
@@ -27,6 +23,8 @@ LABELS = {
     "Boston": "GPE",
     "Germany": "GPE",
     "German": "NORP",
+    "Miller": "PERSON",
+    "Chicago": "GPE",
 }
 
 
@@ -168,3 +166,102 @@ def test_detect_unsupports_a_claim_whose_name_is_misplaced() -> None:
     wrong = [f for f in found.flags if f.type is HallucinationType.WRONG_ATTRIBUTE]
     assert [(f.content, f.replacement) for f in wrong] == [("Bob Jones", "Alice Smith")]
     assert _detect(name_check=False).claims[0].status is ClaimStatus.SUPPORTED
+
+
+# --- the slot rule: a proper name of any kind in the claim's place ---------------------------
+
+STUDY = (
+    "The lab moved to Chicago in 2015. "
+    "In the experiment, Miller found that mice slept longer after exercise. "
+    "The results were published a year later."
+)
+
+
+def _swaps(claim: str, texts: list[str], query: str = "") -> list[tuple[str, str, bool]]:
+    index = AlignmentIndex.of(texts, query=query)
+    return [
+        (m.claim_name, m.evidence_name, m.plain) for m in name_mismatches(claim, index, fake_nlp)
+    ]
+
+
+def test_a_place_for_a_person_is_flagged() -> None:
+    claim = "In the experiment, Chicago found that mice slept longer after exercise."
+    assert _swaps(claim, [STUDY]) == [("Chicago", "Miller", True)]
+
+
+def test_a_product_for_its_sibling_is_flagged() -> None:
+    plans = "The Basic plan costs $10 a month; the Pro plan costs $30. Both include support."
+    assert _swaps("The Pro plan costs $10 a month.", [plans]) == [("Pro", "Basic", True)]
+
+
+def test_a_name_the_tagger_misses_is_flagged() -> None:
+    text = (
+        "The leaked key lets users install Linux on their laptops and tablets. "
+        "Secure Boot was meant to stop unsigned systems."
+    )
+    claim = "The leaked key lets users install Secure Boot on their laptops and tablets."
+    assert _swaps(claim, [text]) == [("Secure Boot", "Linux", True)]
+
+
+def test_an_acronym_for_a_key_term_is_flagged() -> None:
+    text = (
+        "Companies list their shares through a process called an IPO, an initial public offering. "
+        "Most trade on the NYSE afterwards."
+    )
+    claim = (
+        "Companies list their shares through a process called an NYSE, an initial public offering."
+    )
+    assert _swaps(claim, [text]) == [("NYSE", "IPO", True)]
+
+
+def test_the_same_name_in_its_place_is_not_flagged() -> None:
+    claim = "In the experiment, Miller found that mice slept longer after exercise."
+    assert _swaps(claim, [STUDY]) == []
+
+
+def test_a_name_of_the_query_is_not_checked_by_the_slot_rule() -> None:
+    claim = "In the experiment, Chicago found that mice slept longer after exercise."
+    assert _swaps(claim, [STUDY], query="What was found in Chicago?") == []
+
+
+def test_a_reference_without_a_name_in_the_slot_is_not_flagged() -> None:
+    text = "Chicago is a large city. In the experiment, the team found that mice slept longer."
+    assert _swaps("In the experiment, Chicago found that mice slept longer.", [text]) == []
+
+
+def test_a_surname_in_the_slot_is_not_flagged() -> None:
+    text = "Acme grew fast. In the experiment, Alice Smith found that mice slept longer."
+    assert _swaps("In the experiment, Smith found that mice slept longer.", [text]) == []
+
+
+def test_names_listed_together_are_not_a_swap() -> None:
+    text = "Acme opened in Boston. The prize went to Alice Smith and Bob Jones in 1998."
+    assert _swaps("The prize went to Bob Jones in 1998.", [text]) == []
+
+
+def test_a_demonym_in_the_slot_is_not_flagged() -> None:
+    text = "Berlin is large. The first engines were built by German engineers in 1886."
+    assert _swaps("The first engines were built by Germany engineers in 1886.", [text]) == []
+
+
+def test_proper_names_of_any_kind_and_untagged_runs() -> None:
+    text = "In 2018, the U.S. and Secure Boot met. Then Bob Jones left."
+    found = [(n.text, n.label_) for n in proper_names(fake_nlp, text)]
+    assert found == [("U.S.", ""), ("Secure Boot", ""), ("Bob Jones", "PERSON")]
+
+
+def test_same_slot_needs_a_shared_neighbour_and_a_content_word() -> None:
+    assert same_slot((",", "experi", "found", "that"), ("exper", "experi", "found", "that"))
+    assert same_slot(("in", "the", "and", "other"), ("in", "the", "and", "other"))
+    assert not same_slot(("calif", ",", ",", "and"), ("jerse", ",", ",", "penns"))
+    assert not same_slot(("a", "b", "found", "x"), ("c", "d", "said", "x"))
+
+
+def test_a_short_acronym_stands_only_as_a_word() -> None:
+    assert not named_in("US", "the key would be used only by the police")
+    assert named_in("US", "the U.S. government")
+    text = "Nothing here yet. The US government insists that the key is used only by the police."
+    claim = "The Ohio government insists that the key is used only by the police."
+    index = AlignmentIndex.of(["Ohio passed a law.", text])
+    found = name_mismatches(claim, index, fake_nlp)
+    assert [(m.claim_name, m.evidence_name) for m in found] == [("Ohio", "US")]
