@@ -685,8 +685,10 @@ def render_footprint() -> str:
 
 ONE_FACT_EDITS = ("one_fact_edits_dev.json", "one_fact_edits_test.json")
 EDIT_KINDS = {
-    "name": "a name swapped for another from the same documents",
+    "name": "a name swapped for another of the same kind from the same documents",
+    "proper": "a proper name swapped for another of any kind from the same documents",
     "number": "a number or year changed",
+    "moved_number": "a number moved from elsewhere in the same documents",
     "negation": '"not" removed or inserted',
 }
 
@@ -694,17 +696,20 @@ EDIT_KINDS = {
 def render_one_fact_edits() -> str:
     """Caught / pair caught / originals kept per kind of one-fact edit, dev and test."""
     lines = [
-        "| split | edit | edits | caught | pairs | caught while the original is `VERIFIED` "
-        "| originals `VERIFIED` |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| split | edit | edits | caught | repaired | pairs "
+        "| caught while the original is `VERIFIED` | originals `VERIFIED` |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name in ONE_FACT_EDITS:
         d = _load(name)
         for kind, label in EDIT_KINDS.items():
+            if kind not in d["kinds"]:
+                continue
             f = d["kinds"][kind]["all"]
+            repaired = f"{pct(f['repaired'])} %" if f.get("repaired") is not None else "—"
             lines.append(
-                f"| {d['split']} | {label} | {f['n']} | {pct(f['caught'])} % | {f['pairs']} "
-                f"| {pct(f['pair_caught'])} % | {pct(f['originals_kept'])} % |"
+                f"| {d['split']} | {label} | {f['n']} | {pct(f['caught'])} % | {repaired} "
+                f"| {f['pairs']} | {pct(f['pair_caught'])} % | {pct(f['originals_kept'])} % |"
             )
     kept = [_load(name) for name in ONE_FACT_EDITS]
     lines += [

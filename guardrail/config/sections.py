@@ -337,9 +337,11 @@ class HallucinationConfig(StrictModel):
     name_check: bool = True
     """Align each claim with the evidence sentences that tell its fact (names, numbers and dates
     masked) and flag a name of the claim absent there while those sentences give another name
-    of the same kind (WRONG_ATTRIBUTE, :mod:`guardrail.hallucination.alignment`): it counts as
-    a missing specific in ``p_supported``, and a claim the verifier supports is no longer
-    supported."""
+    of the same kind, or — for a proper name of any kind (an entity of any label, a capitalised
+    run, an acronym) — another proper name in the same place (WRONG_ATTRIBUTE,
+    :mod:`guardrail.hallucination.alignment`, :mod:`guardrail.hallucination.names`): it counts
+    as a missing specific in ``p_supported``, a claim the verifier supports is no longer
+    supported, and a single candidate is offered as the repair."""
     value_check: bool = True
     """Align each claim with the evidence sentences that tell its fact and flag a number, date
     or time of the claim those sentences do not state (after normalising units, number words,
