@@ -56,7 +56,7 @@ def annotation_edits(
     notes: dict[int, list[tuple[str, Span, float]]] = {}
 
     def add(span: Span, note: str, confidence: float) -> None:
-        end = span.end
+        end = min(span.end, len(text))
         # never split a word: a span ending inside "23rd" or "4B" is annotated after the word
         while end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
             end += 1

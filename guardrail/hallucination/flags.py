@@ -64,6 +64,17 @@ def _flag(
     )
 
 
+def claim_part(response: str, claim: Claim, start: int, end: int) -> tuple[Span, bool]:
+    """The answer's span of ``claim.text[start:end]``, and whether the answer states those words
+    there. A claim the answer does not state word for word (a bare "No, it isn't." read as the
+    question's proposition) gets its whole span, and no repair may be put in at it."""
+    span = Span(start=claim.span.start + start, end=claim.span.start + end)
+    verbatim = (
+        span.end <= len(response) and response[span.start : span.end] == claim.text[start:end]
+    )
+    return (span, True) if verbatim else (claim.span, False)
+
+
 def wrong_attribute_flags(
     response: str, factual: FactualValidationResult | None
 ) -> list[HallucinationFlag]:
@@ -99,7 +110,7 @@ def wrong_name_flag(
     in its place (``content`` is the claim's name, ``evidence`` the evidence sentence,
     ``suggestion`` the evidence's name; ``replacement`` it too when the sentence gives exactly
     one such name)."""
-    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
+    span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
     return _flag(
         HallucinationType.WRONG_ATTRIBUTE,
         span,
@@ -110,7 +121,7 @@ def wrong_name_flag(
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence names {mismatch.evidence_name} here",
         claim_index=index,
-        replacement=mismatch.evidence_name if mismatch.plain else None,
+        replacement=mismatch.evidence_name if mismatch.plain and verbatim else None,
         evidence_value=mismatch.evidence_name,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )
@@ -130,7 +141,7 @@ def misplaced_value_flag(
     (:mod:`guardrail.hallucination.grounding`): TEMPORAL_ERROR for a date or time, else
     WRONG_ATTRIBUTE; ``evidence_value`` / ``evidence_span`` the value the region states in its
     slot, ``replacement`` it too when it is the only one."""
-    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
+    span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
     kind = (
         HallucinationType.WRONG_ATTRIBUTE
         if mismatch.kind is MentionKind.NUMBER
@@ -159,7 +170,7 @@ def misplaced_value_flag(
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence says {mismatch.evidence_value}",
         claim_index=index,
-        replacement=mismatch.evidence_value if mismatch.plain else None,
+        replacement=mismatch.evidence_value if mismatch.plain and verbatim else None,
         evidence_value=mismatch.evidence_value,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )
@@ -177,8 +188,10 @@ def polarity_flag(
     affirms one it negates (:mod:`guardrail.hallucination.polarity`); the explanation quotes
     both ("the claim says 'not increase' where the evidence telling this fact says
     'increases'")."""
-    span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
-    said = response[span.start : span.end]
+    span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
+    said = (
+        response[span.start : span.end] if verbatim else claim.text[mismatch.start : mismatch.end]
+    )
     return _flag(
         HallucinationType.CONTRADICTS_FACT,
         span,

@@ -246,15 +246,35 @@ def _stated(text: str, m: Mention) -> StatedNumber | None:
 
 def clauses(text: str) -> list[tuple[int, int]]:
     """The clauses of a sentence as ``(start, end)``: split at semicolons, colons, commas and
-    the conjunctions that join two statements ("and", "but", "while", "whereas")."""
-    out, start = [], 0
+    the conjunctions that join two statements ("and", "but", "while", "whereas"). The items of
+    a list of names stay in the clause they end ("220 euros in London, Paris and Zurich"): a
+    piece of only capitalised words, a few of them, is not a clause of its own."""
+    out: list[tuple[int, int]] = []
+    start = 0
     for m in _CLAUSE_BREAK.finditer(text):
         if m.start() > start:
             out.append((start, m.start()))
         start = m.end()
     if start < len(text):
         out.append((start, len(text)))
-    return out
+    merged: list[tuple[int, int]] = []
+    for a, b in out:
+        if merged and _name_item(text[a:b]):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
+
+
+_ITEM_WORD = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
+_LIST_ITEM_WORDS = 3
+"""Most words of a list item read as part of the clause before it ("Paris", "New York City")."""
+
+
+def _name_item(piece: str) -> bool:
+    """Whether ``piece`` is an item of a list of names: 1–3 words, each capitalised."""
+    words = _ITEM_WORD.findall(piece)
+    return 0 < len(words) <= _LIST_ITEM_WORDS and all(w[:1].isupper() for w in words)
 
 
 _JOIN = re.compile(r"\s*(?:-|–|—|to|through|until|till)\s*|\s+and\s+", re.IGNORECASE)

@@ -192,7 +192,13 @@ def test_pipeline_feeds_coherence_into_confidence(models: tuple[Any, Any, Any]) 
     bad = guard.invoke({"query": SCHEDULE, "response": "Why did you cancel the meeting?",
                         "dialogue": _history("coherence_scheduling.json")})  # fmt: skip
     assert good.coherence is not None and bad.coherence is not None
-    assert good.confidence_breakdown.coherence == good.coherence.score
+    # entity consistency counts once: in its own component, not again inside coherence's
+    from guardrail.scoring import coherence_component
+
+    config = guard.config
+    expected = coherence_component(good.coherence, config.weights, config.coherence.weights)
+    assert good.confidence_breakdown.coherence == expected
+    assert good.confidence_breakdown.entity == good.coherence.entity_consistency.score
     assert good.coherence.score > bad.coherence.score
     assert good.confidence > bad.confidence
     assert bad.confidence_breakdown.penalty > 0  # the discourse break is severe (> 0.8)

@@ -174,10 +174,24 @@ def test_a_value_in_a_clause_about_another_fact_is_no_rival() -> None:
         ("The Basic plan costs $10; the Pro plan costs $30.", 2),
         ("It opened in 1990 and closed in 2001.", 2),
         ("One plain statement.", 1),
+        ("It costs 150 euros in most cities and 220 euros in London, Paris and Zurich.", 2),
+        ("It rose in Paris, New York City and Berlin, while sales fell in Tokyo.", 2),
     ],
 )
 def test_clauses(text: str, expected: int) -> None:
     assert len(clauses(text)) == expected
+
+
+def test_a_value_stated_beside_a_list_of_names_holding_the_claims_name_is_grounded() -> None:
+    passage = (
+        "Hotel stays are capped at 150 euros per night in most cities and 220 euros per night "
+        "in London, Paris and Zurich. Bookings must be made through the Egencia travel portal."
+    )
+    claim = "In Paris the hotel cap is 220 euros per night."
+    assert _check(claim, passage, names=("Paris",)) == []
+    # a value of neither clause is still caught
+    found = _check("In Paris the hotel cap is 260 euros per night.", passage, names=("Paris",))
+    assert [m.claim_value for m in found] == ["260"]
 
 
 def test_values_in_reads_number_words_beyond_ten() -> None:

@@ -138,6 +138,20 @@ def test_flag_says_which_side_negates() -> None:
     assert flag.evidence is not None and flag.evidence.startswith("Regular endurance training")
 
 
+def test_a_claim_the_answer_does_not_state_word_for_word_is_flagged_on_its_whole_span() -> None:
+    # a bare "No, it isn't." stands for the question's proposition, a longer text
+    proposition = (
+        "Regular endurance training does not increase the size of the heart's left ventricle."
+    )
+    found = _check(proposition, HEART)
+    assert found is not None
+    response = "No, it isn't."
+    claim = Claim(text=proposition, span=Span(start=0, end=len(response)))
+    flag = polarity_flag(response, claim, 0, found)
+    assert (flag.span.start, flag.span.end) == (0, len(response))
+    assert "the claim says 'not increase'" in flag.explanation
+
+
 def _detect(response: str, language: str, polarity_check: bool = True) -> Any:
     from guardrail.config import HallucinationConfig
     from guardrail.hallucination.claims import sentence_claims
