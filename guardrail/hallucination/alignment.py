@@ -56,6 +56,7 @@ from guardrail.hallucination.names import (
     NAME_LABELS,
     ProperName,
     aliases,
+    bare_span,
     distinctive,
     listed_with,
     name_context,
@@ -251,7 +252,11 @@ def name_mismatches(
         located = claim_alignment(claim_text, index, nlp)
     alignment, names = located
     found = (
-        [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+        [
+            m
+            for m in (_kind_mismatch(e, names, alignment, index, nlp, claim_text) for e in names)
+            if m
+        ]
         if alignment is not None
         else []
     )  # the slot rule aligns the claim again with only the name it checks masked
@@ -265,7 +270,12 @@ def name_mismatches(
 
 
 def _kind_mismatch(
-    ent: Any, names: list[Any], alignment: Alignment, index: AlignmentIndex, nlp: Any
+    ent: Any,
+    names: list[Any],
+    alignment: Alignment,
+    index: AlignmentIndex,
+    nlp: Any,
+    claim_text: str,
 ) -> NameMismatch | None:
     """Rule 3 of the module docstring: ``ent`` absent from the region, which gives another name
     of its kind (in the best aligned sentence, else in the rest of the region)."""
@@ -294,15 +304,21 @@ def _kind_mismatch(
     else:
         return None
     other = others[0]
+    start, end = bare_span(ent.text, ent.start_char)
+    # the repair replaces the bare name: the claim keeps its article and possessive, and
+    # takes the evidence's article only when it has none of its own
+    other_start, other_end = bare_span(other.text, other.start_char)
+    if start == ent.start_char:
+        other_start = other.start_char
     return NameMismatch(
-        claim_name=name,
-        start=ent.start_char,
-        end=ent.end_char,
+        claim_name=claim_text[start:end],
+        start=start,
+        end=end,
         label=ent.label_,
-        evidence_name=other.text,
+        evidence_name=place.text[other_start:other_end],
         evidence_sentence=place.text,
-        evidence_start=other.start_char,
-        evidence_end=other.end_char,
+        evidence_start=other_start,
+        evidence_end=other_end,
         plain=len({normalise(e.text) for e in others}) == 1,
     )
 
@@ -340,15 +356,17 @@ def _slot_mismatch(
         ]
         if rivals:
             rival = rivals[0]
+            start, end = bare_span(name.text, name.start_char)
+            rival_start, rival_end = bare_span(rival.text, rival.start_char)
             return NameMismatch(
-                claim_name=name.text,
-                start=name.start_char,
-                end=name.end_char,
+                claim_name=claim_text[start:end],
+                start=start,
+                end=end,
                 label=name.label_,
-                evidence_name=rival.text,
+                evidence_name=sentence.text[rival_start:rival_end],
                 evidence_sentence=sentence.text,
-                evidence_start=rival.start_char,
-                evidence_end=rival.end_char,
+                evidence_start=rival_start,
+                evidence_end=rival_end,
                 plain=len({normalise(r.text) for r in rivals}) == 1,
             )
     return None
