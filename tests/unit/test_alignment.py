@@ -265,3 +265,33 @@ def test_a_short_acronym_stands_only_as_a_word() -> None:
     index = AlignmentIndex.of(["Ohio passed a law.", text])
     found = name_mismatches(claim, index, fake_nlp)
     assert [(m.claim_name, m.evidence_name) for m in found] == [("Ohio", "US")]
+
+
+# --- what a repair of a name replaces -------------------------------------------------------
+
+
+def test_a_repair_replaces_the_bare_name() -> None:
+    from guardrail.hallucination.names import bare_span
+
+    text = "It was like the Acme's plant."
+    start = text.index("the Acme's")
+    assert bare_span("the Acme's", start) == (text.index("Acme"), text.index("'s"))
+    assert bare_span("Acme", 4) == (4, 8)
+    assert bare_span("The", 0) == (0, 3)  # nothing left: the whole span
+
+
+def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
+    labels = {**LABELS, "the Globex": "ORG"}
+
+    def nlp(text: str) -> _Doc:
+        ents: list[_Ent] = []
+        for name in sorted(labels, key=len, reverse=True):
+            for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+                if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
+                    ents.append(_Ent(name, labels[name], m.start(), m.end()))
+        return _Doc(sorted(ents, key=lambda e: e.start_char))
+
+    claim = "Rockets are made by the Globex, based in Boston."
+    index = AlignmentIndex.of(["Rockets are made by Acme, based in Boston.", "Globex sells toys."])
+    [m] = name_mismatches(claim, index, nlp)
+    assert (m.claim_name, claim[m.start : m.end], m.evidence_name) == ("Globex", "Globex", "Acme")
