@@ -46,6 +46,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,6 +85,8 @@ REGION_OTHERS = True
 rest of the region too (the fact is often told over two sentences)."""
 """Sentences before and after an aligned one (same passage) that belong to its region."""
 
+_THE_BEFORE = re.compile(r"\b(?:the|The)\s+$")
+"""A text ending in the article "the" (a name after it takes no article of its own)."""
 _PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
 """Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
 city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
@@ -164,6 +167,15 @@ class NameMismatch:
     """Span of ``evidence_name`` in ``evidence_sentence``."""
     plain: bool
     """The aligned sentence gives exactly one other name of that kind: a repair candidate."""
+    slotted: bool = False
+    """It gives several, and exactly one stands in the place of the claim's name
+    (:func:`~guardrail.hallucination.names.same_slot`): that one is the repair candidate,
+    though the finding is no surer than with several."""
+
+    @property
+    def candidate(self) -> str | None:
+        """The name a repair puts in place of the claim's (``None``: no single candidate)."""
+        return self.evidence_name if self.plain or self.slotted else None
 
 
 def masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -303,12 +315,20 @@ def _kind_mismatch(
             break
     else:
         return None
-    other = others[0]
     start, end = bare_span(ent.text, ent.start_char)
+    distinct = {normalise(e.text) for e in others}
+    slot = name_context(claim_text, start, end)
+    in_slot = [
+        e
+        for e in others
+        if same_slot(slot, name_context(place.text, *bare_span(e.text, e.start_char)))
+    ]
+    slotted = len(distinct) > 1 and len({normalise(e.text) for e in in_slot}) == 1
+    other = in_slot[0] if slotted else others[0]
     # the repair replaces the bare name: the claim keeps its article and possessive, and
     # takes the evidence's article only when it has none of its own
     other_start, other_end = bare_span(other.text, other.start_char)
-    if start == ent.start_char:
+    if start == ent.start_char and not _THE_BEFORE.search(claim_text[:start]):
         other_start = other.start_char
     return NameMismatch(
         claim_name=claim_text[start:end],
@@ -319,7 +339,8 @@ def _kind_mismatch(
         evidence_sentence=place.text,
         evidence_start=other_start,
         evidence_end=other_end,
-        plain=len({normalise(e.text) for e in others}) == 1,
+        plain=len(distinct) == 1,
+        slotted=slotted,
     )
 
 

@@ -98,7 +98,7 @@ def wrong_name_flag(
     claim's fact, which give another name of the same kind, or another proper name of any kind
     in its place (``content`` is the claim's name, ``evidence`` the evidence sentence,
     ``suggestion`` the evidence's name; ``replacement`` it too when the sentence gives exactly
-    one such name)."""
+    one such name, or one in the claim's name's place)."""
     span = Span(start=claim.span.start + mismatch.start, end=claim.span.start + mismatch.end)
     return _flag(
         HallucinationType.WRONG_ATTRIBUTE,
@@ -110,7 +110,7 @@ def wrong_name_flag(
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence names {mismatch.evidence_name} here",
         claim_index=index,
-        replacement=mismatch.evidence_name if mismatch.plain else None,
+        replacement=mismatch.candidate,
         evidence_value=mismatch.evidence_name,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )
