@@ -36,7 +36,9 @@ Figures per kind (and per set in the JSON):
   among the caught edits.
 
 ``--rows`` writes one JSON line per edit (the sentence, the change, both verdicts, the edit's
-claims, action and delivered text).
+claims, action and delivered text, and how the edit was judged: its flags with their
+``replacement``, its corrections, re-checked or not, its problems, fixed or not, and its claims'
+``p_supported``).
 
 Run (from the repository root; ``--limit`` = sentences per set, hash-sampled)::
 

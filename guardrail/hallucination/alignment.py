@@ -32,8 +32,11 @@ swap. Alignment looks where the claim's fact is told:
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
-exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as ``replacement``, a repair the
-correction stage re-checks with the verifier.
+exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as
+``replacement``, a repair the correction stage re-checks with the verifier. Where it gives
+several (rule 3) and exactly one of them stands in the place of the claim's name, that one is
+the ``replacement`` (``slotted``; the flag is no surer for it). A repair replaces the bare name:
+the claim keeps its article and possessive ("the Acme's").
 
 Example::
 
