@@ -36,7 +36,9 @@ Figures per kind (and per set in the JSON):
   among the caught edits.
 
 ``--rows`` writes one JSON line per edit (the sentence, the change, both verdicts, the edit's
-claims, action and delivered text).
+claims, action and delivered text, and how the edit was judged: its flags with their
+``replacement``, its corrections, re-checked or not, its problems, fixed or not, and its claims'
+``p_supported``).
 
 Run (from the repository root; ``--limit`` = sentences per set, hash-sampled)::
 
@@ -681,11 +683,13 @@ def main(argv: list[str] | None = None) -> int:
         items.append(source.item(source.sentence, ""))
         items += [source.item(e.edited, f"#{e.kind}") for e in edits]
     start = time.perf_counter()
-    judged = {
-        j.item.item_id: j
-        for dataset in args.sets
-        for j, _ in run(guard, [i for i in items if i.dataset == dataset], args.concurrency)
-    }
+    judged: dict[str, Judged] = {}
+    details: dict[str, dict[str, Any]] = {}
+    for dataset in args.sets:
+        for j, report in run(guard, [i for i in items if i.dataset == dataset], args.concurrency):
+            judged[j.item.item_id] = j
+            if args.rows and report is not None:
+                details[j.item.item_id] = report_details(report)
     check_seconds = time.perf_counter() - start
     originals = [judged[s.item_id] for s, _ in built]
     rows = [
@@ -706,6 +710,7 @@ def main(argv: list[str] | None = None) -> int:
                     "edited_claims": r.edited.claims, "sentence": r.edit.sentence,
                     "action": r.edited.action, "delivered": r.edited.delivered,
                     "repaired": r.repaired,
+                    **details.get(f"{r.source.item_id}#{r.edit.kind}", {}),
                 }, ensure_ascii=False) + "\n")  # fmt: skip
     if args.out:
         result = {
@@ -727,6 +732,39 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
         )
     return 0
+
+
+def report_details(report: Any) -> dict[str, Any]:
+    """What a row shows of how an edit was judged: the flags (with their ``replacement``),
+    the corrections (re-checked or not), the problems (fixed or not) and the claims' scores."""
+    return {
+        "flags": [
+            {
+                "type": str(f.type.value),
+                "content": f.content,
+                "replacement": f.replacement,
+                "evidence_value": f.evidence_value,
+                "confidence": round(f.confidence, 3),
+                "claim_index": f.claim_index,
+            }
+            for f in report.hallucination_flags
+        ],
+        "corrections": [
+            {
+                "type": str(c.type.value),
+                "original": c.original,
+                "replacement": c.replacement,
+                "source": c.source,
+                "verified": c.verified,
+            }
+            for c in report.corrections
+        ],
+        "problems": [
+            {"kind": str(p.kind), "text": p.text, "fixed_by": p.fixed_by}
+            for p in report.decision.problems
+        ],
+        "p_supported": [c.p_supported for c in report.claims],
+    }
 
 
 def examples(

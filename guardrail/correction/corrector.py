@@ -21,7 +21,11 @@ from guardrail.correction.annotate import annotation_edits, planned_removal_edit
 from guardrail.correction.edits import Edit, apply_edits, resolve_overlaps
 from guardrail.correction.entities import new_entities
 from guardrail.correction.factual import FACTUAL_PRIORITY, evidence_edits, factual_edits
-from guardrail.correction.spelling import grammar_corrections, spelling_corrections
+from guardrail.correction.spelling import (
+    articles_for_repairs,
+    grammar_corrections,
+    spelling_corrections,
+)
 from guardrail.delivery import DeliveryPlan
 from guardrail.inputs import EntityInfo
 from guardrail.report import (
@@ -95,8 +99,11 @@ class ResponseCorrector:
             if cfg.spelling and self.speller is not None:
                 edits += spelling_corrections(doc, self.speller, vocabulary)
                 edits += grammar_corrections(doc)
-            edits += factual_edits(text, factual, cfg.factual_min_confidence)
-            edits += evidence_edits(text, flags)
+            values = factual_edits(text, factual, cfg.factual_min_confidence)
+            values += evidence_edits(text, flags)
+            if cfg.spelling and self.speller is not None:
+                edits = articles_for_repairs(text, edits, values)
+            edits += values
         sentences = sentence_ranges(doc)
         if cfg.remove_severe:
             edits += removal_edits(text, sentences, flags, self.ladder.certain)

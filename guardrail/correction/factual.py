@@ -8,6 +8,8 @@ instead (see :mod:`guardrail.correction.annotate`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from guardrail.correction.edits import Edit
 from guardrail.report import (
     Correction,
@@ -90,3 +92,28 @@ def evidence_edits(text: str, flags: list[HallucinationFlag]) -> list[Edit]:
             Edit(flag.span.start, flag.span.end, flag.replacement, FACTUAL_PRIORITY, correction)
         )
     return edits
+
+
+SETTLED = (
+    HallucinationType.UNSUPPORTED_CLAIM,
+    HallucinationType.CONTRADICTS_FACT,
+    HallucinationType.NONEXISTENT_ENTITY,
+    HallucinationType.FABRICATED_FACT,
+)
+"""Flag types the hallucination check raises on a claim only because the evidence does not
+support it (its own status, and the specifics found in no document, looked for only in such a
+claim): a repair the verifier confirms makes the claim supported, which settles them."""
+
+
+def unsettled(
+    flags: Sequence[HallucinationFlag], corrections: Sequence[Correction]
+) -> list[HallucinationFlag]:
+    """``flags`` without those a verified factual repair of their claim settles (``SETTLED``
+    types on a claim with a correction re-checked as supported); a flag of another kind (a
+    second misplaced name, a date the evidence gives otherwise) is a finding of its own."""
+    repaired = {
+        c.claim_index
+        for c in corrections
+        if c.type is CorrectionType.FACTUAL and c.verified and c.claim_index is not None
+    }
+    return [f for f in flags if not (f.claim_index in repaired and f.type in SETTLED)]

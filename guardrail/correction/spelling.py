@@ -247,18 +247,45 @@ def grammar_corrections(doc: Any) -> list[Edit]:
             edits.append(
                 _grammar_edit(doc.text, start, tok.idx + len(tok.text), "", "doubled word")
             )
-        elif prev.lower_ in ("a", "an") and tok.is_alpha and tok.lower_[0] not in "hu":
-            # Conservative: words starting with h / u (hour, unit, umbrella) are left alone.
-            word = tok.lower_
-            vowel = word[0] in "aeio" and not word.startswith(_A_EXCEPTIONS)
-            wanted = "an" if vowel else "a"
-            if prev.lower_ != wanted:
+        elif prev.lower_ in ("a", "an") and tok.is_alpha:
+            wanted = article_for(tok.text)
+            if wanted is not None and prev.lower_ != wanted:
                 fixed = wanted.capitalize() if prev.text[0].isupper() else wanted
                 why = f"'{fixed} {tok.text}'"
                 edits.append(
                     _grammar_edit(doc.text, prev.idx, prev.idx + len(prev.text), fixed, why)
                 )
     return edits
+
+
+def article_for(word: str) -> str | None:
+    """The indefinite article ``word`` takes ("a" or "an"); ``None`` when the rule cannot
+    tell (conservative: words starting with h / u, hour, unit, umbrella, are left alone)."""
+    lower = word.lower()
+    if not lower[:1].isalpha() or lower[0] in "hu":
+        return None
+    return "an" if lower[0] in "aeio" and not lower.startswith(_A_EXCEPTIONS) else "a"
+
+
+def articles_for_repairs(text: str, edits: list[Edit], repairs: list[Edit]) -> list[Edit]:
+    """``edits`` with the a/an agreement judged on the word each of the ``repairs`` puts in
+    place: a grammar edit of the article just before a repaired span is dropped (it judged the
+    word being replaced), and an article that does not agree with the repair's first word is
+    corrected."""
+    out = list(edits)
+    for repair in repairs:
+        before = re.search(r"(?<![\w-])([Aa]n?)\s+$", text[: repair.start])
+        if before is None:
+            continue
+        start, end = before.span(1)
+        stale = [e for e in out if (e.start, e.end, e.priority) == (start, end, GRAMMAR_PRIORITY)]
+        out = [e for e in out if e not in stale]
+        first = re.match(r"[^\W\d_]+", repair.replacement)
+        wanted = article_for(first.group(0)) if first else None
+        if wanted is not None and text[start:end].lower() != wanted:
+            fixed = wanted.capitalize() if text[start].isupper() else wanted
+            out.append(_grammar_edit(text, start, end, fixed, f"'{fixed} {repair.replacement}'"))
+    return out
 
 
 def _grammar_edit(text: str, start: int, end: int, replacement: str, why: str) -> Edit:

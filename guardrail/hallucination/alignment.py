@@ -32,8 +32,11 @@ swap. Alignment looks where the claim's fact is told:
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
-exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as ``replacement``, a repair the
-correction stage re-checks with the verifier.
+exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as
+``replacement``, a repair the correction stage re-checks with the verifier. Where it gives
+several (rule 3) and exactly one of them stands in the place of the claim's name, that one is
+the ``replacement`` (``slotted``; the flag is no surer for it). A repair replaces the bare name:
+the claim keeps its article and possessive ("the Acme's").
 
 Example::
 
@@ -46,6 +49,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -56,6 +60,7 @@ from guardrail.hallucination.names import (
     NAME_LABELS,
     ProperName,
     aliases,
+    bare_span,
     distinctive,
     listed_with,
     name_context,
@@ -83,6 +88,8 @@ REGION_OTHERS = True
 rest of the region too (the fact is often told over two sentences)."""
 """Sentences before and after an aligned one (same passage) that belong to its region."""
 
+_THE_BEFORE = re.compile(r"\b(?:the|The)\s+$")
+"""A text ending in the article "the" (a name after it takes no article of its own)."""
 _PLACES = frozenset({"GPE", "LOC", "FAC", "ORG"})
 """Labels a small NER model confuses with each other ("U.S.", "Ebola", a team named after its
 city), compared as one kind (see :func:`same_kind`); measured on the one-fact-edit benchmark's
@@ -163,6 +170,15 @@ class NameMismatch:
     """Span of ``evidence_name`` in ``evidence_sentence``."""
     plain: bool
     """The aligned sentence gives exactly one other name of that kind: a repair candidate."""
+    slotted: bool = False
+    """It gives several, and exactly one stands in the place of the claim's name
+    (:func:`~guardrail.hallucination.names.same_slot`): that one is the repair candidate,
+    though the finding is no surer than with several."""
+
+    @property
+    def candidate(self) -> str | None:
+        """The name a repair puts in place of the claim's (``None``: no single candidate)."""
+        return self.evidence_name if self.plain or self.slotted else None
 
 
 def masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -251,7 +267,11 @@ def name_mismatches(
         located = claim_alignment(claim_text, index, nlp)
     alignment, names = located
     found = (
-        [m for m in (_kind_mismatch(e, names, alignment, index, nlp) for e in names) if m]
+        [
+            m
+            for m in (_kind_mismatch(e, names, alignment, index, nlp, claim_text) for e in names)
+            if m
+        ]
         if alignment is not None
         else []
     )  # the slot rule aligns the claim again with only the name it checks masked
@@ -265,7 +285,12 @@ def name_mismatches(
 
 
 def _kind_mismatch(
-    ent: Any, names: list[Any], alignment: Alignment, index: AlignmentIndex, nlp: Any
+    ent: Any,
+    names: list[Any],
+    alignment: Alignment,
+    index: AlignmentIndex,
+    nlp: Any,
+    claim_text: str,
 ) -> NameMismatch | None:
     """Rule 3 of the module docstring: ``ent`` absent from the region, which gives another name
     of its kind (in the best aligned sentence, else in the rest of the region)."""
@@ -293,17 +318,32 @@ def _kind_mismatch(
             break
     else:
         return None
-    other = others[0]
+    start, end = bare_span(ent.text, ent.start_char)
+    distinct = {normalise(e.text) for e in others}
+    slot = name_context(claim_text, start, end)
+    in_slot = [
+        e
+        for e in others
+        if same_slot(slot, name_context(place.text, *bare_span(e.text, e.start_char)))
+    ]
+    slotted = len(distinct) > 1 and len({normalise(e.text) for e in in_slot}) == 1
+    other = in_slot[0] if slotted else others[0]
+    # the repair replaces the bare name: the claim keeps its article and possessive, and
+    # takes the evidence's article only when it has none of its own
+    other_start, other_end = bare_span(other.text, other.start_char)
+    if start == ent.start_char and not _THE_BEFORE.search(claim_text[:start]):
+        other_start = other.start_char
     return NameMismatch(
-        claim_name=name,
-        start=ent.start_char,
-        end=ent.end_char,
+        claim_name=claim_text[start:end],
+        start=start,
+        end=end,
         label=ent.label_,
-        evidence_name=other.text,
+        evidence_name=place.text[other_start:other_end],
         evidence_sentence=place.text,
-        evidence_start=other.start_char,
-        evidence_end=other.end_char,
-        plain=len({normalise(e.text) for e in others}) == 1,
+        evidence_start=other_start,
+        evidence_end=other_end,
+        plain=len(distinct) == 1,
+        slotted=slotted,
     )
 
 
@@ -340,15 +380,17 @@ def _slot_mismatch(
         ]
         if rivals:
             rival = rivals[0]
+            start, end = bare_span(name.text, name.start_char)
+            rival_start, rival_end = bare_span(rival.text, rival.start_char)
             return NameMismatch(
-                claim_name=name.text,
-                start=name.start_char,
-                end=name.end_char,
+                claim_name=claim_text[start:end],
+                start=start,
+                end=end,
                 label=name.label_,
-                evidence_name=rival.text,
+                evidence_name=sentence.text[rival_start:rival_end],
                 evidence_sentence=sentence.text,
-                evidence_start=rival.start_char,
-                evidence_end=rival.end_char,
+                evidence_start=rival_start,
+                evidence_end=rival_end,
                 plain=len({normalise(r.text) for r in rivals}) == 1,
             )
     return None

@@ -109,7 +109,7 @@ def wrong_name_flag(
     claim's fact, which give another name of the same kind, or another proper name of any kind
     in its place (``content`` is the claim's name, ``evidence`` the evidence sentence,
     ``suggestion`` the evidence's name; ``replacement`` it too when the sentence gives exactly
-    one such name)."""
+    one such name, or one in the claim's name's place)."""
     span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
     return _flag(
         HallucinationType.WRONG_ATTRIBUTE,
@@ -121,7 +121,7 @@ def wrong_name_flag(
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence names {mismatch.evidence_name} here",
         claim_index=index,
-        replacement=mismatch.evidence_name if mismatch.plain and verbatim else None,
+        replacement=mismatch.candidate if verbatim else None,
         evidence_value=mismatch.evidence_name,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )

@@ -93,6 +93,17 @@ _APPOSITION = 3
 two are listed together ("X and Y", "Y, like X,"): the sentence names both, no swap."""
 
 
+def bare_span(name: str, start: int) -> tuple[int, int]:
+    """The span of ``name`` (found at ``start``) without a leading "the" and a trailing
+    possessive ("the Acme's" → "Acme"): what a repair of the name replaces, so the sentence
+    keeps its article and possessive. The whole span when nothing would be left."""
+    article = _ARTICLE.match(name)
+    possessive = _POSSESSIVE.search(name)
+    first = article.end() if article else 0
+    last = len(name) - (len(possessive.group(0)) if possessive else 0)
+    return (start + first, start + last) if last > first else (start, start + len(name))
+
+
 @dataclass(frozen=True)
 class ProperName:
     """A proper name of a text: a spaCy entity of ``PROPER_LABELS``, or a run of capitalised

@@ -104,7 +104,10 @@ class RepairStage(_Correcting):
 
     def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
         """Re-check each claim a factual correction changed against the claim's evidence
-        sentence; the correction counts as a repair (``verified``) only if it is then supported."""
+        sentence, and against the evidence sentence that gave the correction's value (the
+        sentence that states the fact, which the claim's best match may not be, since the
+        claim was matched with its wrong value); the correction counts as a repair
+        (``verified``) only if the verifier then finds the corrected claim supported by one."""
         claims = state.claims or []
         response = state.input.response
         jobs: list[tuple[int, int, str, str]] = []  # (correction, claim, premise, corrected claim)
@@ -136,8 +139,9 @@ class RepairStage(_Correcting):
                 a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
                 fixed = fixed[:a] + c.replacement + fixed[b:]
             snippet = claim.evidence.snippet if claim.evidence else ""
-            if snippet:
-                jobs.append((k, index, snippet, fixed))
+            for premise in dict.fromkeys([snippet, _stating(corr, state.flags or [])]):
+                if premise:
+                    jobs.append((k, index, premise, fixed))
         if not jobs:
             return corrections
         from guardrail.hallucination.plan import score
@@ -152,6 +156,7 @@ class RepairStage(_Correcting):
         floor = self.config.decision.recheck_min_entailment
         for (k, index, _, _), pred in zip(jobs, preds, strict=False):
             ok = pred.entailment >= floor and pred.entailment > pred.contradiction
+            ok = ok or bool(out[k].verified)  # supported by one of its premises
             out[k] = out[k].model_copy(update={"verified": ok, "claim_index": index})
         return out
 
@@ -168,6 +173,21 @@ class RepairStage(_Correcting):
     def trace_outputs(self, written: Mapping[str, Any], extension: Any = None) -> dict[str, Any]:
         """The repairs found, when it ran (their edits are what the correction stage applies)."""
         return {"repairs": json_view(written["repairs"])} if "repairs" in written else {}
+
+
+def _stating(correction: Correction, flags: list[HallucinationFlag]) -> str:
+    """The evidence sentence that gave ``correction`` its value: the ``evidence`` of the flag
+    it repairs (same span, same replacement), when the flag's evidence value is the
+    replacement; empty when none does."""
+    for flag in flags:
+        if (
+            flag.span == correction.span
+            and flag.replacement == correction.replacement
+            and flag.evidence_value == correction.replacement
+            and flag.evidence
+        ):
+            return flag.evidence
+    return ""
 
 
 class CorrectionStage(_Correcting):
@@ -197,8 +217,14 @@ class CorrectionStage(_Correcting):
         plan = state.plan
         if plan is None:  # skip_reason skips the stage without a plan
             raise StageError(self.name, "no plan to apply")
+        from guardrail.correction.factual import unsettled
+
+        doc, factual, flags, entities = self._arguments(state)
         outcome = self._corrector().correct(
-            *self._arguments(state),
+            doc,
+            factual,
+            unsettled(flags, state.repairs or []),  # not annotated: settled by a repair
+            entities,
             set(),  # the vocabulary is read only to find repairs: found already
             plan=plan.delivery,
             supported=self._supported(state),

@@ -265,3 +265,70 @@ def test_a_short_acronym_stands_only_as_a_word() -> None:
     index = AlignmentIndex.of(["Ohio passed a law.", text])
     found = name_mismatches(claim, index, fake_nlp)
     assert [(m.claim_name, m.evidence_name) for m in found] == [("Ohio", "US")]
+
+
+# --- what a repair of a name replaces -------------------------------------------------------
+
+
+def test_a_repair_replaces_the_bare_name() -> None:
+    from guardrail.hallucination.names import bare_span
+
+    text = "It was like the Acme's plant."
+    start = text.index("the Acme's")
+    assert bare_span("the Acme's", start) == (text.index("Acme"), text.index("'s"))
+    assert bare_span("Acme", 4) == (4, 8)
+    assert bare_span("The", 0) == (0, 3)  # nothing left: the whole span
+
+
+def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
+    labels = {**LABELS, "the Globex": "ORG"}
+
+    def nlp(text: str) -> _Doc:
+        ents: list[_Ent] = []
+        for name in sorted(labels, key=len, reverse=True):
+            for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+                if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
+                    ents.append(_Ent(name, labels[name], m.start(), m.end()))
+        return _Doc(sorted(ents, key=lambda e: e.start_char))
+
+    claim = "Rockets are made by the Globex, based in Boston."
+    index = AlignmentIndex.of(["Rockets are made by Acme, based in Boston.", "Globex sells toys."])
+    [m] = name_mismatches(claim, index, nlp)
+    assert (m.claim_name, claim[m.start : m.end], m.evidence_name) == ("Globex", "Globex", "Acme")
+
+
+def test_a_name_after_the_article_takes_the_evidence_name_without_its_own() -> None:
+    labels = {**LABELS, "the Globex": "ORG"}
+
+    def nlp(text: str) -> _Doc:
+        ents: list[_Ent] = []
+        for name in sorted(labels, key=len, reverse=True):
+            for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+                if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
+                    ents.append(_Ent(name, labels[name], m.start(), m.end()))
+        return _Doc(sorted(ents, key=lambda e: e.start_char))
+
+    text = ["Rockets are made by the Globex, based in Boston.", "Acme sells toys."]
+    index = AlignmentIndex.of(text)
+    [m] = name_mismatches("Rockets are made by Acme, based in Boston.", index, nlp)
+    assert m.evidence_name == "the Globex"
+    [m] = name_mismatches("Rockets are made by the Acme, based in Boston.", index, nlp)
+    assert m.evidence_name == "Globex"
+
+
+def test_of_several_names_the_one_in_the_claims_place_is_the_repair() -> None:
+    text = ["The rockets are built by Globex in a large plant near Chicago.", "Acme sells toys."]
+    index = AlignmentIndex.of(text)
+    [m] = name_mismatches("The rockets are built by Acme in a large plant.", index, fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.plain, m.slotted) == ("Acme", "Globex", False, True)
+    assert m.candidate == "Globex"
+    response = "The rockets are built by Acme in a large plant."
+    claim = Claim(text=response, span=Span(start=0, end=len(response)))
+    flag = wrong_name_flag(response, claim, 0, m, 0.6)
+    assert flag.replacement == "Globex"
+    # two names in the place: no single candidate
+    text = ["The rockets are built by Globex or by Chicago in a plant.", "Acme sells toys."]
+    [m] = name_mismatches(
+        "The rockets are built by Acme in a plant.", AlignmentIndex.of(text), fake_nlp
+    )
+    assert m.candidate is None

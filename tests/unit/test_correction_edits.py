@@ -142,3 +142,76 @@ def test_removal_of_a_severely_flagged_sentence() -> None:
     assert edits[0].tag.type is CorrectionType.REMOVAL  # type: ignore[attr-defined]
     weak = flag.model_copy(update={"confidence": 0.6})
     assert removal_edits(TEXT, sentences, [weak], removal_confidence=0.9) == []
+
+
+# --- repairs from the evidence: the article agrees, a verified repair settles its claim -------
+
+
+def _repair(text: str, old: str, new: str) -> Edit:
+    start = text.index(old)
+    return Edit(start, start + len(old), new, 3)
+
+
+def test_the_article_before_a_repaired_word_agrees_with_the_repair() -> None:
+    from guardrail.correction.spelling import GRAMMAR_PRIORITY, articles_for_repairs
+
+    text = "It went public through a process called an NYSE, or an offering."
+    stale = Edit(text.index("an NYSE"), text.index("an NYSE") + 2, "a", GRAMMAR_PRIORITY)
+    kept = articles_for_repairs(text, [stale], [_repair(text, "NYSE", "IPO")])
+    assert kept == []  # "an" agrees with "IPO": the edit judged "NYSE" is dropped
+    text = "She ate a pear before lunch."
+    [fix] = articles_for_repairs(text, [], [_repair(text, "pear", "apple")])
+    assert (text[fix.start : fix.end], fix.replacement) == ("a", "an")
+    assert apply_edits(text, [fix, _repair(text, "pear", "apple")]) == (
+        "She ate an apple before lunch."
+    )
+
+
+def _flag(kind: HallucinationType, claim: int, content: str = "x") -> HallucinationFlag:
+    return HallucinationFlag(
+        type=kind, span=Span(start=0, end=1), content=content, confidence=0.9, severity=0.5,
+        claim_index=claim,
+    )  # fmt: skip
+
+
+def test_a_verified_repair_settles_its_claims_not_supported_flags_only() -> None:
+    from guardrail.correction.factual import unsettled
+    from guardrail.report import Correction
+
+    flags = [
+        _flag(HallucinationType.UNSUPPORTED_CLAIM, 0),
+        _flag(HallucinationType.FABRICATED_FACT, 0, "2016"),
+        _flag(HallucinationType.WRONG_ATTRIBUTE, 0, "Acme"),  # a finding of its own
+        _flag(HallucinationType.FABRICATED_FACT, 1, "2017"),  # another claim
+    ]
+
+    def fix(verified: bool | None) -> Correction:
+        return Correction(
+            type=CorrectionType.FACTUAL, span=Span(start=0, end=1), original="Bob",
+            replacement="Alice", confidence=0.8, source="evidence", claim_index=0,
+            verified=verified,
+        )  # fmt: skip
+
+    assert [f.content for f in unsettled(flags, [fix(True)])] == ["Acme", "2017"]
+    assert unsettled(flags, [fix(False)]) == flags
+    assert unsettled(flags, [fix(None)]) == flags
+
+
+def test_a_repair_is_rechecked_against_the_sentence_that_gave_its_value() -> None:
+    from guardrail.report import Correction
+    from guardrail.stages.correction import _stating
+
+    sentence = "Alice Smith founded the company in 1998."
+    flag = HallucinationFlag(
+        type=HallucinationType.WRONG_ATTRIBUTE, span=Span(start=0, end=9), content="Bob Jones",
+        confidence=0.8, severity=0.5, claim_index=0, evidence=sentence,
+        replacement="Alice Smith", evidence_value="Alice Smith",
+    )  # fmt: skip
+    fix = Correction(
+        type=CorrectionType.FACTUAL, span=Span(start=0, end=9), original="Bob Jones",
+        replacement="Alice Smith", confidence=0.8, source="evidence", claim_index=0,
+    )  # fmt: skip
+    assert _stating(fix, [flag]) == sentence
+    other = fix.model_copy(update={"replacement": "Carol White"})
+    assert _stating(other, [flag]) == ""
+    assert _stating(fix, [flag.model_copy(update={"span": Span(start=10, end=19)})]) == ""
