@@ -35,7 +35,9 @@ and counts as a missing specific in the calibration features. When the aligned s
 exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as
 ``replacement``, a repair the correction stage re-checks with the verifier. Where it gives
 several (rule 3) and exactly one of them stands in the place of the claim's name, that one is
-the ``replacement`` (``slotted``; the flag is no surer for it). A repair replaces the bare name:
+the ``replacement`` (``slotted``; the flag is no surer for it). A name found only in a
+neighbour of the aligned sentence is a repair only when it stands in that place (``near``: a
+neighbour's only name is often about something else). A repair replaces the bare name:
 the claim keeps its article and possessive ("the Acme's").
 
 Example::
@@ -175,10 +177,14 @@ class NameMismatch:
     (:func:`~guardrail.hallucination.names.same_slot`): that one is the repair candidate,
     though the finding is no surer than with several."""
 
+    near: bool = False
+    """``evidence_name`` is in a neighbour of the aligned sentence, not in it: a candidate
+    only when it stands in the claim's name's place (``slotted``)."""
+
     @property
     def candidate(self) -> str | None:
         """The name a repair puts in place of the claim's (``None``: no single candidate)."""
-        return self.evidence_name if self.plain or self.slotted else None
+        return self.evidence_name if (self.plain and not self.near) or self.slotted else None
 
 
 def masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -326,7 +332,12 @@ def _kind_mismatch(
         for e in others
         if same_slot(slot, name_context(place.text, *bare_span(e.text, e.start_char)))
     ]
-    slotted = len(distinct) > 1 and len({normalise(e.text) for e in in_slot}) == 1
+    # one name in the claim's name's place is the candidate; without one, the sentence's only
+    # name of the kind is, when that sentence is the aligned one (a neighbour's only name is
+    # often about something else: the region is wider than the fact)
+    slotted = len({normalise(e.text) for e in in_slot}) == 1 and (
+        len(distinct) > 1 or place is not alignment.best
+    )
     other = in_slot[0] if slotted else others[0]
     # the repair replaces the bare name: the claim keeps its article and possessive, and
     # takes the evidence's article only when it has none of its own
@@ -344,6 +355,7 @@ def _kind_mismatch(
         evidence_end=other_end,
         plain=len(distinct) == 1,
         slotted=slotted,
+        near=place is not alignment.best,
     )
 
 

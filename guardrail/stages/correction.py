@@ -104,10 +104,12 @@ class RepairStage(_Correcting):
 
     def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
         """Re-check each claim a factual correction changed against the claim's evidence
-        sentence, and against the evidence sentence that gave the correction's value (the
+        sentence, against the evidence sentence that gave the correction's value (the
         sentence that states the fact, which the claim's best match may not be, since the
-        claim was matched with its wrong value); the correction counts as a repair
-        (``verified``) only if the verifier then finds the corrected claim supported by one."""
+        claim was matched with its wrong value) and against that sentence with its neighbours
+        (the region: a claim often joins the fact with its context, "as a result, …"); the
+        correction counts as a repair (``verified``) only if the verifier then finds the
+        corrected claim supported by one."""
         claims = state.claims or []
         response = state.input.response
         jobs: list[tuple[int, int, str, str]] = []  # (correction, claim, premise, corrected claim)
@@ -139,7 +141,9 @@ class RepairStage(_Correcting):
                 a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
                 fixed = fixed[:a] + c.replacement + fixed[b:]
             snippet = claim.evidence.snippet if claim.evidence else ""
-            for premise in dict.fromkeys([snippet, _stating(corr, state.flags or [])]):
+            stating = _stating(corr, state.flags or [])
+            region = _region(stating, [p.text for p in state.input.passages])
+            for premise in dict.fromkeys([snippet, stating, region]):
                 if premise:
                     jobs.append((k, index, premise, fixed))
         if not jobs:
@@ -187,6 +191,28 @@ def _stating(correction: Correction, flags: list[HallucinationFlag]) -> str:
             and flag.evidence
         ):
             return flag.evidence
+    return ""
+
+
+def _region(sentence: str, passages: list[str]) -> str:
+    """``sentence`` with the sentences before and after it in the first passage that states it
+    (empty when no passage does, or when it has no neighbour)."""
+    if not sentence:
+        return ""
+    from guardrail.text.sentences import split_sentences
+
+    for passage in passages:
+        at = passage.find(sentence)
+        if at < 0:
+            continue
+        sentences = split_sentences(passage)
+        inside = [i for i, s in enumerate(sentences) if s.start < at + len(sentence) and at < s.end]
+        if not inside:
+            return ""
+        first, last = max(inside[0] - 1, 0), min(inside[-1] + 1, len(sentences) - 1)
+        if (first, last) == (inside[0], inside[-1]):
+            return ""
+        return passage[sentences[first].start : sentences[last].end]
     return ""
 
 

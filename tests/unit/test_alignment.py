@@ -332,3 +332,15 @@ def test_of_several_names_the_one_in_the_claims_place_is_the_repair() -> None:
         "The rockets are built by Acme in a plant.", AlignmentIndex.of(text), fake_nlp
     )
     assert m.candidate is None
+
+
+def test_a_neighbours_only_name_is_no_repair_unless_it_stands_in_the_claims_place() -> None:
+    # the aligned sentence names no company; its neighbour names one, about something else
+    text = [
+        "The rockets are built in a large plant near the coast. Globex sells toys.",
+        "Acme makes parts.",
+    ]
+    [m] = name_mismatches(
+        "The rockets are built by Acme in a large plant.", AlignmentIndex.of(text), fake_nlp
+    )
+    assert (m.evidence_name, m.near, m.candidate) == ("Globex", True, None)

@@ -215,3 +215,24 @@ def test_a_repair_is_rechecked_against_the_sentence_that_gave_its_value() -> Non
     other = fix.model_copy(update={"replacement": "Carol White"})
     assert _stating(other, [flag]) == ""
     assert _stating(fix, [flag.model_copy(update={"span": Span(start=10, end=19)})]) == ""
+
+
+def test_a_repair_is_rechecked_against_the_sentence_with_its_neighbours() -> None:
+    from guardrail.stages.correction import _region
+
+    passages = [
+        "Unrelated text.",
+        "There was a global push for backdoors. The US government insists the key is safe. "
+        "Apple refused. Later events followed.",
+    ]
+    stating = "The US government insists the key is safe."
+    assert _region(stating, passages) == (
+        "There was a global push for backdoors. The US government insists the key is safe. "
+        "Apple refused."
+    )
+    assert _region("There was a global push for backdoors.", passages[1:]) == (
+        "There was a global push for backdoors. The US government insists the key is safe."
+    )
+    assert _region("Unrelated text.", passages) == ""  # no neighbour: the sentence alone
+    assert _region("Not in any passage.", passages) == ""
+    assert _region("", passages) == ""
