@@ -519,8 +519,10 @@ class DecisionConfig(StrictModel):
     problem must be to block delivery is the ``confidence`` ladder's ``blocking`` rung."""
 
     recheck_min_entailment: float = 0.5
-    """A claim corrected from the evidence counts as repaired when the verifier, re-run on the
-    corrected claim against its evidence sentence, gives at least this entailment."""
+    """A claim corrected from the evidence counts as repaired when, judged again as any claim
+    (its evidence chosen afresh, the verifier, the calibration, the name, value and date
+    checks), it is supported with ``p_supported`` (uncalibrated: its best entailment) at least
+    this."""
     granularity: Literal["claim", "answer"] = "claim"
     """``claim``: every claim is delivered on its own terms — supported claims unmarked,
     uncertain ones annotated, confident problems repaired or removed — and the answer is

@@ -423,8 +423,24 @@ def evidence_number(claim_text: str, mention: Mention, snippet: str) -> str | No
         and m.key != mention.key
         and _number_shape(m.text) == shape
         and _unit_after(snippet, m.end) == unit
+        and not _broken_number(snippet, m.start, m.end)
     }
     return found.pop() if len(found) == 1 else None
+
+
+_BROKEN_BEFORE = re.compile(r"\d, $")
+_BROKEN_AFTER = re.compile(r", \d{3}(?!\d)")
+
+
+def _broken_number(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``[start, end)`` of ``text`` is a piece of a thousands number a
+    tokeniser split ("3, 700" in scraped or tokenised text): never a repair value. Only
+    three-digit groups count, so "In 2019, 40 people" is two numbers."""
+    piece = text[start:end]
+    before = bool(_BROKEN_BEFORE.search(text[max(0, start - 3) : start]))
+    return (before and re.fullmatch(r"\d{3}", piece) is not None) or bool(
+        _BROKEN_AFTER.match(text, end)
+    )
 
 
 def logical_inconsistency_flag(

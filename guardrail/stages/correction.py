@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from guardrail.errors import StageError
 from guardrail.inputs import EntityInfo
 from guardrail.report import (
+    Claim,
     Correction,
     CorrectionType,
     FactualValidationResult,
@@ -103,16 +104,16 @@ class RepairStage(_Correcting):
         return vocabulary_of(texts)
 
     def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
-        """Re-check each claim a factual correction changed against the claim's evidence
-        sentence, against the evidence sentence that gave the correction's value (the
-        sentence that states the fact, which the claim's best match may not be, since the
-        claim was matched with its wrong value) and against that sentence with its neighbours
-        (the region: a claim often joins the fact with its context, "as a result, …"); the
-        correction counts as a repair (``verified``) only if the verifier then finds the
-        corrected claim supported by one."""
+        """Re-check each claim a factual correction changed: the corrected claim is judged
+        again as any claim is (:meth:`HallucinationStage.judge_alone`: its evidence chosen
+        afresh, the verifier and its calibration, the name, value and date checks), and the
+        correction counts as a repair (``verified``) only if that claim is then supported with
+        ``p_supported`` (uncalibrated: its best entailment) at least
+        ``decision.recheck_min_entailment``. A correction with a wrong value is rarely
+        supported: the checks that caught the claim's value catch the wrong one too."""
         claims = state.claims or []
         response = state.input.response
-        jobs: list[tuple[int, int, str, str]] = []  # (correction, claim, premise, corrected claim)
+        jobs: list[tuple[int, int, str]] = []  # (correction, claim, corrected claim)
         for k, corr in enumerate(corrections):
             if corr.type is not CorrectionType.FACTUAL:
                 continue
@@ -128,40 +129,24 @@ class RepairStage(_Correcting):
                 )
             if index is None or index >= len(claims) or claims[index].evidence is None:
                 continue
-            claim = claims[index]
-            edits = [
-                c
-                for c in corrections
-                if c.type is CorrectionType.FACTUAL
-                and claim.span.start <= c.span.start
-                and c.span.end <= claim.span.end
-            ]
-            fixed = response[claim.span.start : claim.span.end]
-            for c in sorted(edits, key=lambda c: -c.span.start):
-                a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
-                fixed = fixed[:a] + c.replacement + fixed[b:]
-            snippet = claim.evidence.snippet if claim.evidence else ""
-            stating = _stating(corr, state.flags or [])
-            region = _region(stating, [p.text for p in state.input.passages])
-            for premise in dict.fromkeys([snippet, stating, region]):
-                if premise:
-                    jobs.append((k, index, premise, fixed))
+            jobs.append((k, index, _corrected(response, claims[index], corrections)))
         if not jobs:
             return corrections
-        from guardrail.hallucination.plan import score
+        from guardrail.stages.hallucination import HallucinationStage
 
+        judge = HallucinationStage(self.config, self.resources)
+        floor = self.config.decision.recheck_min_entailment
+        supported: dict[str, bool] = {}
         try:
-            pairs = [(p, h) for _, _, p, h in jobs]
-            preds = score(self.resources.verifier(), pairs, self.resources.score_cache())
+            for _, _, fixed in jobs:
+                if fixed not in supported:
+                    supported[fixed] = _supported_at(judge.judge_alone(state, fixed), floor)
         except Exception as exc:  # noqa: BLE001 - the repairs stay unconfirmed (verified=None)
             logger.warning("re-check of corrected claims failed: %s", exc)
             return corrections
         out = list(corrections)
-        floor = self.config.decision.recheck_min_entailment
-        for (k, index, _, _), pred in zip(jobs, preds, strict=False):
-            ok = pred.entailment >= floor and pred.entailment > pred.contradiction
-            ok = ok or bool(out[k].verified)  # supported by one of its premises
-            out[k] = out[k].model_copy(update={"verified": ok, "claim_index": index})
+        for k, index, fixed in jobs:
+            out[k] = out[k].model_copy(update={"verified": supported[fixed], "claim_index": index})
         return out
 
     def run(self, state: PipelineState) -> StageUpdate:
@@ -179,41 +164,32 @@ class RepairStage(_Correcting):
         return {"repairs": json_view(written["repairs"])} if "repairs" in written else {}
 
 
-def _stating(correction: Correction, flags: list[HallucinationFlag]) -> str:
-    """The evidence sentence that gave ``correction`` its value: the ``evidence`` of the flag
-    it repairs (same span, same replacement), when the flag's evidence value is the
-    replacement; empty when none does."""
-    for flag in flags:
-        if (
-            flag.span == correction.span
-            and flag.replacement == correction.replacement
-            and flag.evidence_value == correction.replacement
-            and flag.evidence
-        ):
-            return flag.evidence
-    return ""
+def _corrected(response: str, claim: Claim, corrections: list[Correction]) -> str:
+    """The text of ``claim`` with every factual correction inside its span applied."""
+    fixed = response[claim.span.start : claim.span.end]
+    inside = [
+        c
+        for c in corrections
+        if c.type is CorrectionType.FACTUAL
+        and claim.span.start <= c.span.start
+        and c.span.end <= claim.span.end
+    ]
+    for c in sorted(inside, key=lambda c: -c.span.start):
+        a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
+        fixed = fixed[:a] + c.replacement + fixed[b:]
+    return fixed
 
 
-def _region(sentence: str, passages: list[str]) -> str:
-    """``sentence`` with the sentences before and after it in the first passage that states it
-    (empty when no passage does, or when it has no neighbour)."""
-    if not sentence:
-        return ""
-    from guardrail.text.sentences import split_sentences
+def _supported_at(claim: Claim, floor: float) -> bool:
+    """Whether a re-judged claim is supported, ``p_supported`` (uncalibrated: its best
+    entailment) at least ``floor``."""
+    from guardrail.report import ClaimStatus
 
-    for passage in passages:
-        at = passage.find(sentence)
-        if at < 0:
-            continue
-        sentences = split_sentences(passage)
-        inside = [i for i, s in enumerate(sentences) if s.start < at + len(sentence) and at < s.end]
-        if not inside:
-            return ""
-        first, last = max(inside[0] - 1, 0), min(inside[-1] + 1, len(sentences) - 1)
-        if (first, last) == (inside[0], inside[-1]):
-            return ""
-        return passage[sentences[first].start : sentences[last].end]
-    return ""
+    if claim.status is not ClaimStatus.SUPPORTED:
+        return False
+    if claim.p_supported is not None:
+        return claim.p_supported >= floor
+    return claim.scores is not None and claim.scores.entailment >= floor
 
 
 class CorrectionStage(_Correcting):

@@ -30,7 +30,7 @@ from guardrail.hallucination.detector import Detection, detect
 from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput
-from guardrail.report import ClaimStatus, Verdict, VerdictLabel
+from guardrail.report import Claim, ClaimStatus, Span, Verdict, VerdictLabel
 from guardrail.stages.base import PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import (
@@ -240,6 +240,65 @@ class HallucinationStage(Stage):
             logger.warning("spaCy unavailable, names found by capitalisation: %s", exc)
             return None
 
+    def _detect(
+        self,
+        data: GuardInput,
+        claims: list[Claim],
+        language: str | None,
+        verifier: Any,
+        doc: Any = None,
+        dialogue_only: bool = False,
+    ) -> Detection:
+        """The claims of ``data.response`` judged against its evidence (the passages the
+        verifier reads, the KB facts, the dialogue): :func:`detect` with its inputs built."""
+        cfg = self.config.hallucination
+        data, no_evidence = readable_passages(data, verifier, language)
+        if dialogue_only:  # the claims' prior-turn pairs alone
+            no_evidence = NO_EVIDENCE
+        spacy = self._nlp() if language == "en" else None
+        texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
+        shared = doc if getattr(doc, "text", None) == data.response else None
+        spans = [(c.span.start, c.span.end) for c in claims]
+        nlp = EntityParser(spacy, texts, shared, spans) if spacy is not None else None
+        names = [
+            m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
+        ]
+        counter = getattr(verifier, "count_tokens", None)
+        size, stride = window_size(cfg.window_tokens, cfg.window_stride, verifier)
+        evidence = gather_evidence(
+            data,
+            size,
+            stride,
+            counter if callable(counter) else None,
+            use_windows=cfg.use_windows,
+            entity_names=sorted(set(names)) or None,
+            sentences=cfg.selection.enabled,
+        )
+        return detect(
+            data.response,
+            claims,
+            evidence,
+            verifier,
+            cfg,
+            data.retrieval_score,
+            embedder=self.resources.embedder,
+            nlp=nlp,
+            cache=self._cache(),
+            no_evidence_reason=no_evidence,
+            question=data.query,
+            ladder=self.config.confidence,
+        )
+
+    def judge_alone(self, state: PipelineState, text: str) -> Claim:
+        """``text`` judged as the one claim of an answer, against the evidence of ``state``
+        (what the correction stage's re-check asks of a repaired claim: the same judgement as
+        any claim, names and values checked again)."""
+        claim = Claim(text=text, span=Span(start=0, end=len(text)), language=state.language)
+        data = state.input.model_copy(update={"response": text})
+        verifier = self.resources.verifier()
+        result = self._detect(data, [claim], state.language, verifier)
+        return result.claims[0]
+
     def _cache(self) -> ScoreCache | None:
         """The guardrail's shared score cache (``None`` when its size is 0)."""
         cache: ScoreCache | None = self.resources.score_cache()
@@ -267,43 +326,8 @@ class HallucinationStage(Stage):
         claims = state.claims
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
-        data, no_evidence = readable_passages(data, verifier, language)
         dialogue_only = not _has_evidence(state.input)
-        if dialogue_only:  # the claims' prior-turn pairs alone
-            no_evidence = NO_EVIDENCE
-        spacy = self._nlp() if language == "en" else None
-        texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
-        shared = state.doc if getattr(state.doc, "text", None) == data.response else None
-        spans = [(c.span.start, c.span.end) for c in claims]
-        nlp = EntityParser(spacy, texts, shared, spans) if spacy is not None else None
-        names = [
-            m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
-        ]
-        counter = getattr(verifier, "count_tokens", None)
-        size, stride = window_size(cfg.window_tokens, cfg.window_stride, verifier)
-        evidence = gather_evidence(
-            data,
-            size,
-            stride,
-            counter if callable(counter) else None,
-            use_windows=cfg.use_windows,
-            entity_names=sorted(set(names)) or None,
-            sentences=cfg.selection.enabled,
-        )
-        result = detect(
-            data.response,
-            claims,
-            evidence,
-            verifier,
-            cfg,
-            data.retrieval_score,
-            embedder=self.resources.embedder,
-            nlp=nlp,
-            cache=self._cache(),
-            no_evidence_reason=no_evidence,
-            question=data.query,
-            ladder=self.config.confidence,
-        )
+        result = self._detect(data, claims, language, verifier, state.doc, dialogue_only)
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         if dialogue_only:
             result = _as_unchecked(result)

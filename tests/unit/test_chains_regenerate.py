@@ -337,13 +337,35 @@ def test_nothing_left_to_show_raises(guard: Guardrail, on_fail: str) -> None:
 
 
 @pytest.mark.parametrize("on_fail", ["corrected", "annotated"])
-def test_what_is_left_after_removals_is_delivered(guard: Guardrail, on_fail: str) -> None:
+def test_what_is_left_after_removals_is_delivered(on_fail: str) -> None:
+    cancelled = "The project was cancelled."  # contradicted, and nothing to repair it from
+    guard = Guardrail(
+        verifier=ScriptedVerifier(
+            {
+                (None, RIGHT): "entailment",
+                (None, cancelled): "contradiction",
+                (None, WRONG_BUDGET): "contradiction",
+            }
+        )
+    )
     retriever = RecordingRetriever()
-    answer = f"{RIGHT} {WRONG_START} {WRONG_BUDGET}"  # two of three claims contradicted
+    answer = f"{RIGHT} {cancelled} {WRONG_BUDGET}"  # two of three claims contradicted
     safe = with_guardrail(retrieval_chain(scripted(answer), retriever), guard, on_fail=on_fail)
     out = safe.invoke({"input": QUESTION})
     assert out[REPORT_KEY].action is Action.HUMAN_REVIEW
     assert out["answer"] == RIGHT
+
+
+def test_a_value_the_evidence_states_is_repaired_in_the_delivered_answer(guard: Guardrail) -> None:
+    retriever = RecordingRetriever()
+    answer = f"{RIGHT} {WRONG_START}"  # the month is the evidence's sentence but for one word
+    safe = with_guardrail(retrieval_chain(scripted(answer), retriever), guard, on_fail="corrected")
+    out = safe.invoke({"input": QUESTION})
+    report = out[REPORT_KEY]
+    assert report.action is Action.CORRECT_AND_DELIVER
+    assert out["answer"] == f"{RIGHT} The project started in March."
+    [fix] = [c for c in report.corrections if c.verified]
+    assert (fix.original, fix.replacement) == ("May", "March")
 
 
 class StubClient:

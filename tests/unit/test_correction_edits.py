@@ -197,42 +197,38 @@ def test_a_verified_repair_settles_its_claims_not_supported_flags_only() -> None
     assert unsettled(flags, [fix(None)]) == flags
 
 
-def test_a_repair_is_rechecked_against_the_sentence_that_gave_its_value() -> None:
-    from guardrail.report import Correction
-    from guardrail.stages.correction import _stating
+def test_a_repair_is_rechecked_as_the_claim_with_every_repair_inside_it() -> None:
+    from guardrail.report import Claim, Correction
+    from guardrail.stages.correction import _corrected
 
-    sentence = "Alice Smith founded the company in 1998."
-    flag = HallucinationFlag(
-        type=HallucinationType.WRONG_ATTRIBUTE, span=Span(start=0, end=9), content="Bob Jones",
-        confidence=0.8, severity=0.5, claim_index=0, evidence=sentence,
-        replacement="Alice Smith", evidence_value="Alice Smith",
-    )  # fmt: skip
-    fix = Correction(
-        type=CorrectionType.FACTUAL, span=Span(start=0, end=9), original="Bob Jones",
-        replacement="Alice Smith", confidence=0.8, source="evidence", claim_index=0,
-    )  # fmt: skip
-    assert _stating(fix, [flag]) == sentence
-    other = fix.model_copy(update={"replacement": "Carol White"})
-    assert _stating(other, [flag]) == ""
-    assert _stating(fix, [flag.model_copy(update={"span": Span(start=10, end=19)})]) == ""
+    response = "Intro. Bob Jones founded Acme in 1997 in Boston. Outro."
+    start = response.index("Bob")
+    claim = Claim(text="x", span=Span(start=start, end=response.index(" Outro")))
+
+    def fix(old: str, new: str, kind: CorrectionType = CorrectionType.FACTUAL) -> Correction:
+        at = response.index(old)
+        return Correction(
+            type=kind, span=Span(start=at, end=at + len(old)), original=old, replacement=new,
+            confidence=0.8, source="evidence",
+        )  # fmt: skip
+
+    fixes = [fix("1997", "1998"), fix("Bob Jones", "Alice Smith"), fix("Outro", "End")]
+    fixes.append(fix("Boston", "", CorrectionType.REMOVAL))  # not a value repair
+    assert _corrected(response, claim, fixes) == "Alice Smith founded Acme in 1998 in Boston."
 
 
-def test_a_repair_is_rechecked_against_the_sentence_with_its_neighbours() -> None:
-    from guardrail.stages.correction import _region
+def test_a_rechecked_claim_counts_only_supported_and_sure_enough() -> None:
+    from guardrail.report import Claim, ClaimStatus, VerifierScores
+    from guardrail.stages.correction import _supported_at
 
-    passages = [
-        "Unrelated text.",
-        "There was a global push for backdoors. The US government insists the key is safe. "
-        "Apple refused. Later events followed.",
-    ]
-    stating = "The US government insists the key is safe."
-    assert _region(stating, passages) == (
-        "There was a global push for backdoors. The US government insists the key is safe. "
-        "Apple refused."
-    )
-    assert _region("There was a global push for backdoors.", passages[1:]) == (
-        "There was a global push for backdoors. The US government insists the key is safe."
-    )
-    assert _region("Unrelated text.", passages) == ""  # no neighbour: the sentence alone
-    assert _region("Not in any passage.", passages) == ""
-    assert _region("", passages) == ""
+    def judged(status: ClaimStatus, p: float | None, entailment: float = 0.9) -> Claim:
+        scores = VerifierScores(entailment=entailment, neutral=0.05, contradiction=0.05)
+        return Claim(
+            text="x", span=Span(start=0, end=1), status=status, p_supported=p, scores=scores
+        )
+
+    assert _supported_at(judged(ClaimStatus.SUPPORTED, 0.7), 0.5)
+    assert not _supported_at(judged(ClaimStatus.SUPPORTED, 0.45), 0.5)
+    assert not _supported_at(judged(ClaimStatus.UNSUPPORTED, 0.9), 0.5)
+    assert _supported_at(judged(ClaimStatus.SUPPORTED, None, 0.6), 0.5)  # uncalibrated
+    assert not _supported_at(judged(ClaimStatus.SUPPORTED, None, 0.4), 0.5)
