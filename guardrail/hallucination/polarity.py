@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guardrail.hallucination.alignment import Alignment, EvidenceSentence
 from guardrail.hallucination.calibration import _stem, content_words
@@ -203,6 +204,13 @@ class _Text:
         return any(t.word in _CONTRAST for t in self.tokens)
 
 
+@lru_cache(maxsize=1024)
+def _read(text: str) -> _Text:
+    """:meth:`_Text.of`, once per text (an evidence sentence is read for every claim aligned
+    with it; a :class:`_Text` is immutable)."""
+    return _Text.of(text)
+
+
 def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
     for m in _TOKEN.finditer(text):
@@ -245,10 +253,10 @@ def polarity_mismatch(claim_text: str, alignment: Alignment | None) -> PolarityM
     docstring), else ``None``."""
     if alignment is None or alignment.coverage < MIN_COVERAGE or claim_text.rstrip().endswith("?"):
         return None
-    claim = _Text.of(claim_text)
+    claim = _read(claim_text)
     if claim.contrasted:
         return None
-    evidence = [(s, _Text.of(s.text)) for s in alignment.aligned]
+    evidence = [(s, _read(s.text)) for s in alignment.aligned]
     return _claim_denies(claim, evidence) or _claim_affirms(claim, evidence)
 
 
