@@ -583,6 +583,9 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         except GuardrailError as exc:
             logger.info("no shared parse (%s); stages that need spaCy will say so", exc)
             return None
+        from guardrail.nlp import bind_cpu_ops
+
+        bind_cpu_ops()  # once for the call: the stages' parses run in copies of this context
         others = [t for t in ahead if t != text] if parses is not None else []
         if not others:
             return nlp(text)
