@@ -130,6 +130,7 @@ def _content_words(text: str) -> tuple[str, ...]:
     return tuple(w for w in (m.group(0).lower() for m in _WORD_RE.finditer(text)) if w not in _STOP)
 
 
+@lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     """A crude stem: a plural ``s`` dropped, then the first five letters (``LLMs`` = ``LLM``,
     ``improves`` = ``improving``)."""

@@ -38,9 +38,10 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from types import MappingProxyType
 
 from guardrail.hallucination.alignment import Alignment, EvidenceSentence
 from guardrail.hallucination.calibration import _stem, content_words
@@ -174,12 +175,17 @@ class _Text:
         tokens = _tokens(text)
         return cls(text, tuple(tokens), tuple(_governed(tokens)))
 
-    @property
-    def negated(self) -> set[str]:
-        return {_word_stem(self.tokens[j].word) for _, j in self.governed}
+    @cached_property
+    def negated(self) -> frozenset[str]:
+        return frozenset(_word_stem(self.tokens[j].word) for _, j in self.governed)
 
-    def affirmed(self) -> dict[str, list[int]]:
-        """Stem → indices of the words no negation within ``_REACH`` tokens before governs."""
+    def affirmed(self) -> Mapping[str, tuple[int, ...]]:
+        """Stem → indices of the words no negation within ``_REACH`` tokens before governs
+        (read once per text: a :class:`_Text` is shared by every claim aligned with it)."""
+        return self._affirmed
+
+    @cached_property
+    def _affirmed(self) -> Mapping[str, tuple[int, ...]]:
         out: dict[str, list[int]] = {}
         tokens = self.tokens
         for j, t in enumerate(tokens):
@@ -188,7 +194,7 @@ class _Text:
             if any(tokens[k].cue or tokens[k].word in _DOUBT for k in range(max(0, j - _REACH), j)):
                 continue
             out.setdefault(_word_stem(t.word), []).append(j)
-        return out
+        return MappingProxyType({stem: tuple(at) for stem, at in out.items()})
 
     def context(self, j: int) -> set[str]:
         """Content stems within ``CONTEXT`` tokens of token ``j`` (the word itself left out)."""
@@ -272,11 +278,11 @@ def _claim_denies(
         if stem in evidence_negated:
             continue
         around = claim.context(j)
-        elsewhere = [claim.context(k) for k in claim_affirmed.get(stem, [])]
+        elsewhere = [claim.context(k) for k in claim_affirmed.get(stem, ())]
         for sentence, text in evidence:
             if text.contrasted:
                 continue
-            for k in text.affirmed().get(stem, []):
+            for k in text.affirmed().get(stem, ()):
                 if _denied_there(around, elsewhere, text.context(k)):
                     t, there = claim.tokens[j], text.tokens[k]
                     return PolarityMismatch(
@@ -307,7 +313,7 @@ def _claim_affirms(
             if stem in evidence_affirmed:
                 continue
             around = text.context(j)
-            for k in claim_affirmed.get(stem, []):
+            for k in claim_affirmed.get(stem, ()):
                 if _same_context(around, claim.context(k)):
                     t = claim.tokens[k]
                     said = text.text[text.tokens[i].start : text.tokens[j].end]
