@@ -581,7 +581,7 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
             return None
         try:
             embedder = self.resources.embedder()
-        except GuardrailError as exc:
+        except Exception as exc:  # noqa: BLE001 - the stage loads it again and reports the failure
             logger.debug("nothing embedded ahead (%s)", exc)
             return None
         from guardrail.embedding_cache import embed_ahead

@@ -108,3 +108,34 @@ def test_the_coherence_stage_embeds_its_sentences_and_the_query_ahead() -> None:
     stage = CoherenceStage(cfg, Resources(cfg))
     data = GuardInput(query=" When is it? ", response="It is on Monday. Bring a pen.")
     assert list(stage.embeds_ahead(data)) == ["It is on Monday.", "Bring a pen.", "When is it?"]
+
+
+@pytest.mark.parametrize("error", ["ModelLoadError", "OSError"])
+def test_an_embedder_that_cannot_load_fails_its_stage_not_the_check(
+    monkeypatch: pytest.MonkeyPatch, error: str
+) -> None:
+    import guardrail.models as models
+    from guardrail import Backends, Guardrail
+    from guardrail.errors import ModelLoadError
+    from guardrail.verifiers.scripted import ScriptedVerifier
+    from tests.reliability_strategies import shared_backends
+
+    nlp, _ = shared_backends()
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        kind = ModelLoadError if error == "ModelLoadError" else OSError
+        raise kind("embedding model files are missing")
+
+    monkeypatch.setattr(models, "load_embedder", missing)
+    backends = Backends(verifier=ScriptedVerifier(default="entailment"), nlp=nlp)
+    guard = Guardrail({"strict": False}, backends=backends)
+    report = guard.invoke(
+        {
+            "query": "When was Orvik founded?",
+            "response": "Orvik was founded in 1990.",
+            "passages": ["Orvik was founded in 1990 in Lyon."],
+        }
+    )  # embedding ahead gives up quietly: the coherence stage loads the model and says why
+    coherence = next(s for s in report.stages if s.name == "coherence")
+    assert coherence.status.value == "failed"
+    assert "files are missing" in (coherence.reason or "")
