@@ -7,11 +7,14 @@ windows. Each text's vector is computed once and kept (up to ``max_entries``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CachingEmbedder"]
+__all__ = ["CachingEmbedder", "embed_ahead"]
+
+logger = logging.getLogger(__name__)
 
 
 class CachingEmbedder:
@@ -70,3 +73,29 @@ class CachingEmbedder:
             return self.inner.encode(sentences, **kwargs)
         out = np.stack([found[t] for t in texts])
         return out[0] if single else out
+
+
+def embed_ahead(embedder: Any, texts: Sequence[str]) -> threading.Thread | None:
+    """Start putting the normalised vectors of ``texts`` into ``embedder``'s cache on a thread
+    of its own, and return the thread (join it before the vectors are read); ``None`` when
+    there is nothing to do (no text, or ``embedder`` is not a :class:`CachingEmbedder`).
+
+    The model runs on another core while the caller works (``Guardrail.prepare`` parses the
+    response meanwhile); whoever then asks for a text's vector gets the cached one. A text's
+    vector does not depend on the texts it is embedded with, so reading it from the cache
+    gives what embedding it in the reader's own call would. A failure is left to the reader,
+    which embeds the text itself and reports what goes wrong.
+    """
+    wanted = list(dict.fromkeys(t for t in texts if t.strip()))
+    if not wanted or not isinstance(embedder, CachingEmbedder):
+        return None
+
+    def run() -> None:
+        try:
+            embedder.encode(wanted, normalize_embeddings=True, show_progress_bar=False)
+        except Exception as exc:  # noqa: BLE001 - ahead of time only: the reader embeds again
+            logger.debug("embedding ahead failed (%s); the stages embed on their own", exc)
+
+    thread = threading.Thread(target=run, name="guardrail-embed-ahead", daemon=True)
+    thread.start()
+    return thread

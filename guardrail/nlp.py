@@ -50,3 +50,27 @@ def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Any:
     """Return the cached spaCy ``Language`` for ``name`` (thread-safe, loaded once)."""
     with _lock:
         return _load(name)
+
+
+def bind_cpu_ops() -> None:
+    """Give the current context thinc's CPU operations when it has none, as thinc itself does
+    at the first parse of a context, but from one object made once per process.
+
+    thinc keeps its operations in a context variable, and each guardrail call runs in a fresh
+    copy of the caller's context: without this, every call looks them up again through the
+    entry-point registry (about half a millisecond). A context that has operations (a GPU set
+    by the caller) keeps them."""
+    try:
+        from thinc.backends import context_ops, set_current_ops
+    except ImportError:  # pragma: no cover - spaCy always brings thinc
+        return
+    if context_ops.get() is None:
+        set_current_ops(_cpu_ops())
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_ops() -> Any:
+    """thinc's best CPU operations (what ``thinc.api.require_cpu`` sets)."""
+    from thinc.api import get_ops
+
+    return get_ops("cpu")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -560,8 +561,32 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         sample = "\n".join(p.text for p in data.passages[:3])
         language = response_language(data.response, data.query, context, sample)
         parses = Parses()
+        embedding = self._embed_ahead(data, language)
         doc = self._parse(text, language, self._ahead(data), parses)
+        if embedding is not None:
+            embedding.join()
         return PipelineState(input=data, language=language, doc=doc, parses=parses)
+
+    def _embed_ahead(self, data: GuardInput, language: str | None) -> threading.Thread | None:
+        """Start embedding the texts the enabled stages will embed (``embeds_ahead``) while
+        the response is parsed (``None``: no parse to overlap, nothing to embed, or no
+        embedder available; the stages then embed as usual)."""
+        if language not in (None, "en"):
+            return None
+        disabled = self.config.disabled_stages
+        texts = [
+            t for st in self.stages if not is_disabled(st, disabled) for t in st.embeds_ahead(data)
+        ]
+        if not texts:
+            return None
+        try:
+            embedder = self.resources.embedder()
+        except Exception as exc:  # noqa: BLE001 - the stage loads it again and reports the failure
+            logger.debug("nothing embedded ahead (%s)", exc)
+            return None
+        from guardrail.embedding_cache import embed_ahead
+
+        return embed_ahead(embedder, texts)
 
     def _ahead(self, data: GuardInput) -> list[str]:
         """The texts the enabled stages will parse besides the response (``parses_ahead``)."""
@@ -583,6 +608,9 @@ class Guardrail(Runnable[GuardInput | dict[str, Any], GuardReport]):
         except GuardrailError as exc:
             logger.info("no shared parse (%s); stages that need spaCy will say so", exc)
             return None
+        from guardrail.nlp import bind_cpu_ops
+
+        bind_cpu_ops()  # once for the call: the stages' parses run in copies of this context
         others = [t for t in ahead if t != text] if parses is not None else []
         if not others:
             return nlp(text)

@@ -120,9 +120,17 @@ _STOP = frozenset(
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of three letters or more that are not function words."""
-    return [w for w in (m.group(0).lower() for m in _WORD_RE.finditer(text)) if w not in _STOP]
+    return list(_content_words(text))
 
 
+@lru_cache(maxsize=4096)
+def _content_words(text: str) -> tuple[str, ...]:
+    """:func:`content_words`, read once per text (the alignment, the window choice and the
+    polarity check read the same evidence sentences for every claim)."""
+    return tuple(w for w in (m.group(0).lower() for m in _WORD_RE.finditer(text)) if w not in _STOP)
+
+
+@lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     """A crude stem: a plural ``s`` dropped, then the first five letters (``LLMs`` = ``LLM``,
     ``improves`` = ``improving``)."""

@@ -38,8 +38,10 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from types import MappingProxyType
 
 from guardrail.hallucination.alignment import Alignment, EvidenceSentence
 from guardrail.hallucination.calibration import _stem, content_words
@@ -173,12 +175,17 @@ class _Text:
         tokens = _tokens(text)
         return cls(text, tuple(tokens), tuple(_governed(tokens)))
 
-    @property
-    def negated(self) -> set[str]:
-        return {_word_stem(self.tokens[j].word) for _, j in self.governed}
+    @cached_property
+    def negated(self) -> frozenset[str]:
+        return frozenset(_word_stem(self.tokens[j].word) for _, j in self.governed)
 
-    def affirmed(self) -> dict[str, list[int]]:
-        """Stem → indices of the words no negation within ``_REACH`` tokens before governs."""
+    def affirmed(self) -> Mapping[str, tuple[int, ...]]:
+        """Stem → indices of the words no negation within ``_REACH`` tokens before governs
+        (read once per text: a :class:`_Text` is shared by every claim aligned with it)."""
+        return self._affirmed
+
+    @cached_property
+    def _affirmed(self) -> Mapping[str, tuple[int, ...]]:
         out: dict[str, list[int]] = {}
         tokens = self.tokens
         for j, t in enumerate(tokens):
@@ -187,7 +194,7 @@ class _Text:
             if any(tokens[k].cue or tokens[k].word in _DOUBT for k in range(max(0, j - _REACH), j)):
                 continue
             out.setdefault(_word_stem(t.word), []).append(j)
-        return out
+        return MappingProxyType({stem: tuple(at) for stem, at in out.items()})
 
     def context(self, j: int) -> set[str]:
         """Content stems within ``CONTEXT`` tokens of token ``j`` (the word itself left out)."""
@@ -201,6 +208,13 @@ class _Text:
     @property
     def contrasted(self) -> bool:
         return any(t.word in _CONTRAST for t in self.tokens)
+
+
+@lru_cache(maxsize=1024)
+def _read(text: str) -> _Text:
+    """:meth:`_Text.of`, once per text (an evidence sentence is read for every claim aligned
+    with it; a :class:`_Text` is immutable)."""
+    return _Text.of(text)
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -245,10 +259,10 @@ def polarity_mismatch(claim_text: str, alignment: Alignment | None) -> PolarityM
     docstring), else ``None``."""
     if alignment is None or alignment.coverage < MIN_COVERAGE or claim_text.rstrip().endswith("?"):
         return None
-    claim = _Text.of(claim_text)
+    claim = _read(claim_text)
     if claim.contrasted:
         return None
-    evidence = [(s, _Text.of(s.text)) for s in alignment.aligned]
+    evidence = [(s, _read(s.text)) for s in alignment.aligned]
     return _claim_denies(claim, evidence) or _claim_affirms(claim, evidence)
 
 
@@ -264,11 +278,11 @@ def _claim_denies(
         if stem in evidence_negated:
             continue
         around = claim.context(j)
-        elsewhere = [claim.context(k) for k in claim_affirmed.get(stem, [])]
+        elsewhere = [claim.context(k) for k in claim_affirmed.get(stem, ())]
         for sentence, text in evidence:
             if text.contrasted:
                 continue
-            for k in text.affirmed().get(stem, []):
+            for k in text.affirmed().get(stem, ()):
                 if _denied_there(around, elsewhere, text.context(k)):
                     t, there = claim.tokens[j], text.tokens[k]
                     return PolarityMismatch(
@@ -299,7 +313,7 @@ def _claim_affirms(
             if stem in evidence_affirmed:
                 continue
             around = text.context(j)
-            for k in claim_affirmed.get(stem, []):
+            for k in claim_affirmed.get(stem, ()):
                 if _same_context(around, claim.context(k)):
                     t = claim.tokens[k]
                     said = text.text[text.tokens[i].start : text.tokens[j].end]

@@ -17,6 +17,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -103,8 +104,15 @@ SPECIFIC_WEIGHT = 2.0
 
 def lexical_terms(text: str) -> list[str]:
     """BM25 terms: content words cut to 5 letters, and numbers without separators."""
+    return list(_lexical_terms(text))
+
+
+@lru_cache(maxsize=2048)
+def _lexical_terms(text: str) -> tuple[str, ...]:
+    """:func:`lexical_terms`, read once per text (each window's sentences are indexed for
+    every claim the window is a candidate for)."""
     words = [w[:5] for w in content_words(text)]
-    return words + [m.group(0).replace(",", "") for m in _NUMBER_RE.finditer(text)]
+    return (*words, *(m.group(0).replace(",", "") for m in _NUMBER_RE.finditer(text)))
 
 
 def _specific_terms(claim: str) -> set[str]:

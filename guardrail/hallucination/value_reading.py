@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 
 from guardrail.text.mentions import Mention, MentionKind, find_mentions
@@ -181,6 +182,13 @@ def values_in(text: str) -> list[Value]:
     lower-case "may" or "march", a verb as often as a month). A day and a month without a year
     ("18 October", "November 9th") are one date; an ordinal ("the 21st century") is a rank, in a
     slot of its own."""
+    return list(_values_in(text))
+
+
+@lru_cache(maxsize=2048)
+def _values_in(text: str) -> tuple[Value, ...]:
+    """:func:`values_in`, read once per text (an evidence sentence that several passages or
+    regions hold is read once; :class:`Value` is immutable)."""
     out: list[Value] = []
     found = _spaced_numbers(text, _mentions(text))
     days = _days_of_month(text, found)
@@ -203,7 +211,7 @@ def values_in(text: str) -> list[Value]:
             minutes = stated_time(m.text)
             if minutes is not None:
                 out.append(Value(m, m.kind, minutes=minutes))
-    return sorted(out, key=lambda v: v.mention.start)
+    return tuple(sorted(out, key=lambda v: v.mention.start))
 
 
 _VERBS = frozenset({"may", "march"})

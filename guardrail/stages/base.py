@@ -365,6 +365,13 @@ class Stage(ABC):
         call costs less than several; the parses are the same)."""
         return ()
 
+    def embeds_ahead(self, data: GuardInput) -> Sequence[str]:
+        """Texts this stage will embed (normalised, through the guardrail's vector cache) that
+        the input alone tells: ``prepare`` embeds them on another core while spaCy parses the
+        response (:func:`~guardrail.embedding_cache.embed_ahead`). A text the stage does not
+        end up embedding only costs that core's time; the vectors are the same."""
+        return ()
+
     def nlp(self, state: PipelineState) -> SharedParse:
         """The spaCy pipeline, returning ``state.doc`` for the response and the call's shared
         parse of every other text (each parsed once per call)."""

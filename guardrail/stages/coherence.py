@@ -41,6 +41,15 @@ class CoherenceStage(Stage):
 
         return context_texts(data.query, data.dialogue, self.config.coherence.history_turns)
 
+    def embeds_ahead(self, data: GuardInput) -> Sequence[str]:
+        """The response's sentences as the claim splitter cuts them (the parse's, almost
+        always) and the query: the texts the QUD, act and topic rules embed."""
+        from guardrail.text.sentences import split_sentences
+
+        query = data.query.strip()
+        sentences = [s.text for s in split_sentences(data.response)]
+        return [*sentences, query] if query else sentences
+
     def run(self, state: PipelineState) -> StageUpdate:
         from guardrail.coherence.checker import check_coherence, embed_prototypes
 

@@ -95,9 +95,13 @@ _STOP_CAPITALS = frozenset(
 _YEAR = re.compile(YEAR_PATTERN)
 
 
+_SPACES_COMMAS = re.compile(r"[\s,]+")
+
+
+@functools.lru_cache(maxsize=4096)
 def normalise(text: str) -> str:
     """Lower case without whitespace, commas and trailing dots (``"3,000 "`` → ``"3000"``)."""
-    return re.sub(r"[\s,]+", "", text.lower()).rstrip(".")
+    return _SPACES_COMMAS.sub("", text.lower()).rstrip(".")
 
 
 def years(text: str) -> list[str]:
