@@ -44,7 +44,12 @@ from guardrail import Guardrail
 from guardrail.tracing import RunTreeCollector
 
 QUESTION = "Who leads the Atlas project?"
-SCRIPT = ["Maria Garcia leads the Atlas project.", "John Smith leads the Atlas project."]
+SCRIPT = [
+    # a bare wrong name alone would be repaired from the documents ("John leads the Atlas
+    # project.", correct_and_deliver); with an office they do not state it is sent back
+    "The Atlas project is led by Maria Garcia from the London office.",
+    "John Smith leads the Atlas project.",
+]
 
 
 def format_docs(docs: list[Document]) -> str:

@@ -180,6 +180,20 @@ def _corrected(response: str, claim: Claim, corrections: list[Correction]) -> st
     return fixed
 
 
+def _repaired(state: PipelineState) -> list[Span]:
+    """The spans of the claims a verified factual repair settled: supported once repaired, so
+    not noted "unverified" for a knowledge base that lacks what the answer first said."""
+    claims = state.claims or []
+    return [
+        claims[c.claim_index].span
+        for c in state.repairs or []
+        if c.type is CorrectionType.FACTUAL
+        and c.verified
+        and c.claim_index is not None
+        and c.claim_index < len(claims)
+    ]
+
+
 def _supported_at(claim: Claim, floor: float) -> bool:
     """Whether a re-judged claim is supported, ``p_supported`` (uncalibrated: its best
     entailment) at least ``floor``."""
@@ -229,7 +243,7 @@ class CorrectionStage(_Correcting):
             entities,
             set(),  # the vocabulary is read only to find repairs: found already
             plan=plan.delivery,
-            supported=self._supported(state),
+            supported=self._supported(state) + _repaired(state),
             repairs=state.repair_edits,
         )
         verified = {

@@ -25,9 +25,10 @@ def test_regenerate_existing_chain_example() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert lines[0] == (
-        "guarded_chain.attempt.1: 'Maria Garcia leads the Atlas project.' -> regenerate"
+        "guarded_chain.attempt.1: 'The Atlas project is led by Maria Garcia from the London "
+        "office.' -> regenerate"
     )
-    assert "'Maria Garcia'" in lines[1] and "quoting the rejected answer: True" in lines[2]
+    assert "Maria Garcia" in lines[1] and "quoting the rejected answer: True" in lines[2]
     assert lines[3] == "guarded_chain.attempt.2: 'John Smith leads the Atlas project.' -> accept"
     assert lines[4].startswith("top run outcome: action=accept")
     assert lines[-1] == "delivered: John Smith leads the Atlas project."

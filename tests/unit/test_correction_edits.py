@@ -232,3 +232,27 @@ def test_a_rechecked_claim_counts_only_supported_and_sure_enough() -> None:
     assert not _supported_at(judged(ClaimStatus.UNSUPPORTED, 0.9), 0.5)
     assert _supported_at(judged(ClaimStatus.SUPPORTED, None, 0.6), 0.5)  # uncalibrated
     assert not _supported_at(judged(ClaimStatus.SUPPORTED, None, 0.4), 0.5)
+
+
+def test_a_claim_a_verified_repair_settled_counts_as_supported() -> None:
+    from guardrail.inputs import GuardInput
+    from guardrail.report import Claim, Correction
+    from guardrail.stages.base import PipelineState
+    from guardrail.stages.correction import _repaired
+
+    response = "Maria Garcia leads Atlas. It started in 2019."
+    claims = [
+        Claim(text="Maria Garcia leads Atlas.", span=Span(start=0, end=25)),
+        Claim(text="It started in 2019.", span=Span(start=26, end=45)),
+    ]
+
+    def fix(claim: int, verified: bool | None, start: int, end: int) -> Correction:
+        return Correction(
+            type=CorrectionType.FACTUAL, span=Span(start=start, end=end),
+            original=response[start:end], replacement="x", confidence=0.8, source="evidence",
+            claim_index=claim, verified=verified,
+        )  # fmt: skip
+
+    state = PipelineState(input=GuardInput(response=response), claims=claims)
+    state.repairs = [fix(0, True, 0, 12), fix(1, False, 40, 44)]
+    assert _repaired(state) == [claims[0].span]  # the refused repair settles nothing
