@@ -280,17 +280,19 @@ def test_a_repair_replaces_the_bare_name() -> None:
     assert bare_span("The", 0) == (0, 3)  # nothing left: the whole span
 
 
-def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
+def _with_the_globex(text: str) -> _Doc:
+    """The fake NER, reading "the Globex" as one ORG (the longest name first)."""
     labels = {**LABELS, "the Globex": "ORG"}
+    ents: list[_Ent] = []
+    for name in sorted(labels, key=len, reverse=True):
+        for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+            if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
+                ents.append(_Ent(name, labels[name], m.start(), m.end()))
+    return _Doc(sorted(ents, key=lambda e: e.start_char))
 
-    def nlp(text: str) -> _Doc:
-        ents: list[_Ent] = []
-        for name in sorted(labels, key=len, reverse=True):
-            for m in re.finditer(rf"\b{re.escape(name)}\b", text):
-                if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
-                    ents.append(_Ent(name, labels[name], m.start(), m.end()))
-        return _Doc(sorted(ents, key=lambda e: e.start_char))
 
+def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
+    nlp = _with_the_globex
     claim = "Rockets are made by the Globex, based in Boston."
     index = AlignmentIndex.of(["Rockets are made by Acme, based in Boston.", "Globex sells toys."])
     [m] = name_mismatches(claim, index, nlp)
@@ -298,16 +300,7 @@ def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
 
 
 def test_a_name_after_the_article_takes_the_evidence_name_without_its_own() -> None:
-    labels = {**LABELS, "the Globex": "ORG"}
-
-    def nlp(text: str) -> _Doc:
-        ents: list[_Ent] = []
-        for name in sorted(labels, key=len, reverse=True):
-            for m in re.finditer(rf"\b{re.escape(name)}\b", text):
-                if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
-                    ents.append(_Ent(name, labels[name], m.start(), m.end()))
-        return _Doc(sorted(ents, key=lambda e: e.start_char))
-
+    nlp = _with_the_globex
     text = ["Rockets are made by the Globex, based in Boston.", "Acme sells toys."]
     index = AlignmentIndex.of(text)
     [m] = name_mismatches("Rockets are made by Acme, based in Boston.", index, nlp)
