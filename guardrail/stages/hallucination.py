@@ -289,12 +289,25 @@ class HallucinationStage(Stage):
             ladder=self.config.confidence,
         )
 
+    def _scored(self, data: GuardInput) -> GuardInput:
+        """``data`` with its passages' retrieval scores for T(rs), when the policy reads them
+        (``retrieval_score``); unchanged when the embedder fails (T(rs) takes its strict end)."""
+        mode = self.config.retrieval_score
+        if mode == "embedding" or (
+            mode == "auto" and self.config.hallucination.policy != "calibrated"
+        ):
+            try:
+                return with_retrieval_scores(data, self.resources.embedder())
+            except Exception as exc:  # noqa: BLE001 - unscored passages: T(rs) takes its strict end
+                logger.warning("could not score passages for T(rs), using the strict end: %s", exc)
+        return data
+
     def judge_alone(self, state: PipelineState, text: str) -> Claim:
         """``text`` judged as the one claim of an answer, against the evidence of ``state``
         (what the correction stage's re-check asks of a repaired claim: the same judgement as
         any claim, names and values checked again)."""
         claim = Claim(text=text, span=Span(start=0, end=len(text)), language=state.language)
-        data = state.input.model_copy(update={"response": text})
+        data = self._scored(state.input.model_copy(update={"response": text}))
         verifier = self.resources.verifier()
         result = self._detect(data, [claim], state.language, verifier)
         return result.claims[0]
@@ -315,12 +328,7 @@ class HallucinationStage(Stage):
                 verdict=nothing_to_check(verdict, data.query, data.response),
             )
         verifier = self.resources.verifier()  # raises when it cannot load: the stage fails
-        mode = self.config.retrieval_score
-        if mode == "embedding" or (mode == "auto" and cfg.policy != "calibrated"):
-            try:
-                data = with_retrieval_scores(data, self.resources.embedder())
-            except Exception as exc:  # noqa: BLE001 - unscored passages: T(rs) takes its strict end
-                logger.warning("could not score passages for T(rs), using the strict end: %s", exc)
+        data = self._scored(data)
         context = dialogue_context([t.text for t in data.dialogue.turns])
         language = state.language or response_language(data.response, data.query, context)
         claims = state.claims

@@ -256,3 +256,24 @@ def test_a_claim_a_verified_repair_settled_counts_as_supported() -> None:
     state = PipelineState(input=GuardInput(response=response), claims=claims)
     state.repairs = [fix(0, True, 0, 12), fix(1, False, 40, 44)]
     assert _repaired(state) == [claims[0].span]  # the refused repair settles nothing
+
+
+def test_a_repaired_claim_is_judged_as_any_claim_names_checked_again() -> None:
+    from guardrail.config import GuardrailConfig
+    from guardrail.inputs import GuardInput
+    from guardrail.report import ClaimStatus
+    from guardrail.stages.base import Backends, PipelineState, Resources
+    from guardrail.stages.hallucination import HallucinationStage
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    right = "Alice Smith founded the rocket maker in a small garage."
+    wrong = "Bob Jones founded the rocket maker in a small garage."  # a name told of another fact
+    verifier = ScriptedVerifier({(None, right): "entailment", (None, wrong): "entailment"})
+    config = GuardrailConfig()
+    stage = HallucinationStage(config, Resources(config, Backends(verifier=verifier)))
+    evidence = f"{right} Years later Bob Jones joined the firm as its cook."
+    data = GuardInput(response="Carol Wu founded the rocket maker.", passages=[evidence])
+    state = PipelineState(input=data, language="en")
+    assert stage.judge_alone(state, right).status is ClaimStatus.SUPPORTED
+    # the verifier is fooled; the name check, run again on the repaired claim, is not
+    assert stage.judge_alone(state, wrong).status is not ClaimStatus.SUPPORTED
