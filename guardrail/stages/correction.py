@@ -157,7 +157,22 @@ class RepairStage(_Correcting):
         found = corrector.correct(
             *args, vocabulary, supported=self._supported(state), repairs=edits
         )
-        return StageUpdate(repairs=self._recheck(state, found.corrections), repair_edits=edits)
+        repairs = self._recheck(state, found.corrections)
+        refused = {
+            (c.span.start, c.span.end, c.replacement)
+            for c in repairs
+            if c.type is CorrectionType.FACTUAL and c.source == "evidence" and not c.verified
+        }
+        if refused:  # an evidence value the re-check did not confirm is not put in
+            doc, factual, flags, entities = args
+            kept = [
+                f.model_copy(update={"replacement": None})
+                if (f.span.start, f.span.end, f.replacement) in refused
+                else f
+                for f in flags
+            ]
+            edits = corrector.repairs(doc, factual, kept, entities, vocabulary)
+        return StageUpdate(repairs=repairs, repair_edits=edits)
 
     def trace_outputs(self, written: Mapping[str, Any], extension: Any = None) -> dict[str, Any]:
         """The repairs found, when it ran (their edits are what the correction stage applies)."""

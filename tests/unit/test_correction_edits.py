@@ -277,3 +277,37 @@ def test_a_repaired_claim_is_judged_as_any_claim_names_checked_again() -> None:
     assert stage.judge_alone(state, right).status is ClaimStatus.SUPPORTED
     # the verifier is fooled; the name check, run again on the repaired claim, is not
     assert stage.judge_alone(state, wrong).status is not ClaimStatus.SUPPORTED
+
+
+def test_a_repair_the_recheck_refuses_is_not_put_in() -> None:
+    from guardrail.config import GuardrailConfig
+    from guardrail.inputs import GuardInput
+    from guardrail.report import HALLUCINATION_SEVERITY, Claim, ClaimStatus, EvidencePointer
+    from guardrail.stages.base import Backends, PipelineState, Resources
+    from guardrail.stages.correction import RepairStage
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    response, evidence = "Tom Berg leads the Atlas project.", "Priya Raman leads the Atlas project."
+    claim = Claim(
+        text=response, span=Span(start=0, end=len(response)), status=ClaimStatus.UNSUPPORTED,
+        evidence=EvidencePointer(passage_index=0, snippet=evidence),
+    )  # fmt: skip
+    flag = HallucinationFlag(
+        type=HallucinationType.WRONG_ATTRIBUTE, span=Span(start=0, end=8), content="Tom Berg",
+        confidence=0.6, severity=HALLUCINATION_SEVERITY[HallucinationType.WRONG_ATTRIBUTE],
+        claim_index=0, evidence=evidence, replacement="Priya Raman", evidence_value="Priya Raman",
+    )  # fmt: skip
+    data = GuardInput(query="Who leads Atlas?", response=response, passages=[evidence])
+    verifier = ScriptedVerifier({(None, evidence): "entailment"})
+
+    def repair(floor: float) -> tuple[list[str], list[bool | None]]:
+        config = GuardrailConfig.load({"decision": {"recheck_min_entailment": floor}})
+        stage = RepairStage(config, Resources(config, Backends(verifier=verifier)))
+        state = PipelineState(input=data, language="en", claims=[claim], flags=[flag])
+        update = stage.run(state)
+        assert update.repair_edits is not None and update.repairs is not None
+        put_in = [e.replacement for e in update.repair_edits.edits]
+        return put_in, [c.verified for c in update.repairs if c.type is CorrectionType.FACTUAL]
+
+    assert repair(0.0) == (["Priya Raman"], [True])
+    assert repair(0.999) == ([], [False])  # refused: the answer keeps its words
