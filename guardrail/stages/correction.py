@@ -105,7 +105,7 @@ class RepairStage(_Correcting):
 
     def _recheck(self, state: PipelineState, corrections: list[Correction]) -> list[Correction]:
         """Re-check each claim a factual correction changed: the corrected claim is judged
-        again as any claim is (:meth:`HallucinationStage.judge_alone`: its evidence chosen
+        again as any claim is (:meth:`HallucinationStage.judge_texts`: its evidence chosen
         afresh, the verifier and its calibration, the name, value and date checks), and the
         correction counts as a repair (``verified``) only if that claim is then supported with
         ``p_supported`` (uncalibrated: its best entailment) at least
@@ -136,14 +136,13 @@ class RepairStage(_Correcting):
 
         judge = HallucinationStage(self.config, self.resources)
         floor = self.config.decision.recheck_min_entailment
-        supported: dict[str, bool] = {}
+        texts = list(dict.fromkeys(fixed for _, _, fixed in jobs))
         try:
-            for _, _, fixed in jobs:
-                if fixed not in supported:
-                    supported[fixed] = _supported_at(judge.judge_alone(state, fixed), floor)
+            judged = judge.judge_texts(state, texts)
         except Exception as exc:  # noqa: BLE001 - the repairs stay unconfirmed (verified=None)
             logger.warning("re-check of corrected claims failed: %s", exc)
             return corrections
+        supported = {t: _supported_at(c, floor) for t, c in zip(texts, judged, strict=True)}
         out = list(corrections)
         for k, index, fixed in jobs:
             out[k] = out[k].model_copy(update={"verified": supported[fixed], "claim_index": index})

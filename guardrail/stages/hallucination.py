@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from guardrail.config import HallucinationConfig
 from guardrail.hallucination.aggregation import nothing_to_check
 from guardrail.hallucination.detector import Detection, detect
 from guardrail.hallucination.evidence import gather_evidence
@@ -248,10 +249,12 @@ class HallucinationStage(Stage):
         verifier: Any,
         doc: Any = None,
         dialogue_only: bool = False,
+        cfg: HallucinationConfig | None = None,
     ) -> Detection:
         """The claims of ``data.response`` judged against its evidence (the passages the
-        verifier reads, the KB facts, the dialogue): :func:`detect` with its inputs built."""
-        cfg = self.config.hallucination
+        verifier reads, the KB facts, the dialogue): :func:`detect` with its inputs built
+        (``cfg``: the hallucination settings, default the config's)."""
+        cfg = cfg or self.config.hallucination
         data, no_evidence = readable_passages(data, verifier, language)
         if dialogue_only:  # the claims' prior-turn pairs alone
             no_evidence = NO_EVIDENCE
@@ -302,15 +305,32 @@ class HallucinationStage(Stage):
                 logger.warning("could not score passages for T(rs), using the strict end: %s", exc)
         return data
 
-    def judge_alone(self, state: PipelineState, text: str) -> Claim:
-        """``text`` judged as the one claim of an answer, against the evidence of ``state``
-        (what the correction stage's re-check asks of a repaired claim: the same judgement as
-        any claim, names and values checked again)."""
-        claim = Claim(text=text, span=Span(start=0, end=len(text)), language=state.language)
-        data = self._scored(state.input.model_copy(update={"response": text}))
+    def judge_texts(self, state: PipelineState, texts: list[str]) -> list[Claim]:
+        """``texts`` judged as the claims of one answer against the evidence of ``state``,
+        what the correction stage's re-check asks of repaired claims: the same judgement as
+        any claim (evidence chosen afresh, the verifier and its calibration, the name, value
+        and date checks), in one verifier call (no early exit), without the pairs that do not
+        decide support (earlier turns, claim against claim)."""
+        if not texts:
+            return []
+        claims: list[Claim] = []
+        at = 0
+        for text in texts:
+            span = Span(start=at, end=at + len(text))
+            claims.append(Claim(text=text, span=span, language=state.language))
+            at = span.end + 1
+        dialogue = state.input.dialogue.model_copy(update={"turns": []})
+        update = {"response": " ".join(texts), "dialogue": dialogue}
+        data = self._scored(state.input.model_copy(update=update))
+        own = self.config.hallucination
+        cfg = own.model_copy(
+            update={
+                "logical_consistency": False,
+                "speed": own.speed.model_copy(update={"early_exit_entailment": None}),
+            }
+        )
         verifier = self.resources.verifier()
-        result = self._detect(data, [claim], state.language, verifier)
-        return result.claims[0]
+        return self._detect(data, claims, state.language, verifier, cfg=cfg).claims
 
     def _cache(self) -> ScoreCache | None:
         """The guardrail's shared score cache (``None`` when its size is 0)."""

@@ -274,9 +274,11 @@ def test_a_repaired_claim_is_judged_as_any_claim_names_checked_again() -> None:
     evidence = f"{right} Years later Bob Jones joined the firm as its cook."
     data = GuardInput(response="Carol Wu founded the rocket maker.", passages=[evidence])
     state = PipelineState(input=data, language="en")
-    assert stage.judge_alone(state, right).status is ClaimStatus.SUPPORTED
+    ok, bad = stage.judge_texts(state, [right, wrong])
+    assert (ok.text, ok.status) == (right, ClaimStatus.SUPPORTED)
     # the verifier is fooled; the name check, run again on the repaired claim, is not
-    assert stage.judge_alone(state, wrong).status is not ClaimStatus.SUPPORTED
+    assert bad.text == wrong and bad.status is not ClaimStatus.SUPPORTED
+    assert stage.judge_texts(state, []) == []
 
 
 def test_a_repair_the_recheck_refuses_is_not_put_in() -> None:
