@@ -309,8 +309,8 @@ class HallucinationStage(Stage):
         """``texts`` judged as the claims of one answer against the evidence of ``state``,
         what the correction stage's re-check asks of repaired claims: the same judgement as
         any claim (evidence chosen afresh, the verifier and its calibration, the name, value
-        and date checks), in one verifier call (no early exit), without the pairs that do not
-        decide support (earlier turns, claim against claim)."""
+        and date checks), all in one detection, without the pairs that do not decide support
+        (earlier turns, claim against claim)."""
         if not texts:
             return []
         claims: list[Claim] = []
@@ -322,13 +322,7 @@ class HallucinationStage(Stage):
         dialogue = state.input.dialogue.model_copy(update={"turns": []})
         update = {"response": " ".join(texts), "dialogue": dialogue}
         data = self._scored(state.input.model_copy(update=update))
-        own = self.config.hallucination
-        cfg = own.model_copy(
-            update={
-                "logical_consistency": False,
-                "speed": own.speed.model_copy(update={"early_exit_entailment": None}),
-            }
-        )
+        cfg = self.config.hallucination.model_copy(update={"logical_consistency": False})
         verifier = self.resources.verifier()
         return self._detect(data, claims, state.language, verifier, cfg=cfg).claims
 
