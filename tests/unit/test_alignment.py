@@ -41,13 +41,13 @@ class _Doc:
     ents: list[_Ent]
 
 
-def fake_nlp(text: str) -> _Doc:
-    """Entities of ``LABELS`` found in ``text`` (longest names first, no overlaps)."""
+def fake_nlp(text: str, labels: dict[str, str] = LABELS) -> _Doc:
+    """Entities of ``labels`` found in ``text`` (longest names first, no overlaps)."""
     ents: list[_Ent] = []
-    for name in sorted(LABELS, key=len, reverse=True):
+    for name in sorted(labels, key=len, reverse=True):
         for m in re.finditer(rf"\b{re.escape(name)}\b", text):
             if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
-                ents.append(_Ent(name, LABELS[name], m.start(), m.end()))
+                ents.append(_Ent(name, labels[name], m.start(), m.end()))
     return _Doc(sorted(ents, key=lambda e: e.start_char))
 
 
@@ -282,13 +282,7 @@ def test_a_repair_replaces_the_bare_name() -> None:
 
 def _with_the_globex(text: str) -> _Doc:
     """The fake NER, reading "the Globex" as one ORG (the longest name first)."""
-    labels = {**LABELS, "the Globex": "ORG"}
-    ents: list[_Ent] = []
-    for name in sorted(labels, key=len, reverse=True):
-        for m in re.finditer(rf"\b{re.escape(name)}\b", text):
-            if not any(e.start_char < m.end() and m.start() < e.end_char for e in ents):
-                ents.append(_Ent(name, labels[name], m.start(), m.end()))
-    return _Doc(sorted(ents, key=lambda e: e.start_char))
+    return fake_nlp(text, {**LABELS, "the Globex": "ORG"})
 
 
 def test_a_name_with_its_article_keeps_the_article_in_the_repair() -> None:
