@@ -29,6 +29,9 @@ swap. Alignment looks where the claim's fact is told:
    protections of rules 2 and 3 hold (aliases, demonyms, a name of the query, a name absent
    from every document), and the evidence's name must be neither an alias of a name of the
    claim nor listed with the claim's name in that sentence ("Alice Smith and Bob Jones").
+   Where rule 3 found the swap but no single name for it (several of the kind, or one only in
+   a neighbour, or none the tagger labels: "The US government"), the slot rule's mismatch
+   takes its place when it has a candidate.
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
@@ -283,10 +286,18 @@ def name_mismatches(
     )  # the slot rule aligns the claim again with only the name it checks masked
     values = [(m.start, m.end) for m in find_mentions(claim_text)]
     for name in proper:
-        if not any(m.start < name.end_char and name.start_char < m.end for m in found):
-            slot = _slot_mismatch(name, claim_text, proper, values, index, nlp)
-            if slot is not None:
-                found.append(slot)
+        covering = [m for m in found if m.start < name.end_char and name.start_char < m.end]
+        if covering and any(m.candidate is not None for m in covering):
+            continue
+        slot = _slot_mismatch(name, claim_text, proper, values, index, nlp)
+        if slot is None:
+            continue
+        if not covering:
+            found.append(slot)
+        elif slot.candidate is not None and len(covering) == 1:
+            # the kind rule found the swap but no single name for it (several of the kind, or
+            # one only in a neighbour); the slot rule's name in the claim's name's place is
+            found[found.index(covering[0])] = slot
     return sorted(found, key=lambda m: m.start)
 
 

@@ -140,7 +140,8 @@ def misplaced_value_flag(
     """A value of the claim not stated where the evidence tells the claim's fact
     (:mod:`guardrail.hallucination.grounding`): TEMPORAL_ERROR for a date or time, else
     WRONG_ATTRIBUTE; ``evidence_value`` / ``evidence_span`` the value the region states in its
-    slot, ``replacement`` it too when it is the only one."""
+    slot, ``replacement`` it too when it is the only one, or the one in the claim's value's place
+    (:attr:`~guardrail.hallucination.grounding.ValueMismatch.candidate`)."""
     span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
     kind = (
         HallucinationType.WRONG_ATTRIBUTE
@@ -170,7 +171,7 @@ def misplaced_value_flag(
         evidence=mismatch.evidence_sentence,
         suggestion=f"the evidence says {mismatch.evidence_value}",
         claim_index=index,
-        replacement=mismatch.evidence_value if mismatch.plain and verbatim else None,
+        replacement=mismatch.candidate if verbatim else None,
         evidence_value=mismatch.evidence_value,
         evidence_span=Span(start=mismatch.evidence_start, end=mismatch.evidence_end),
     )

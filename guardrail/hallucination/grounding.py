@@ -22,8 +22,12 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    a clock time) in a clause that tells the claim's fact (sharing a content word with the claim,
    values and units aside: "since the registry began in 1988" is no rival of the year a film
    was selected), is a :class:`ValueMismatch`: the claim puts another value where the evidence
-   tells the fact. When the region gives exactly one such value it is ``plain``: a repair
-   candidate the correction stage re-checks;
+   tells the fact. When the region gives exactly one such value (a value told twice, once
+   rounded, "$53million" and "$53,193,914", counts once) it is ``plain``: a repair candidate
+   the correction stage re-checks; when it gives several and exactly one stands in the claim's
+   value's place (:func:`~guardrail.hallucination.names.same_slot`, as for names), that one
+   is. Digits are a candidate only between numbers of the same scale ("4 billion" /
+   "1 billion");
 4. a quantity in a unit of measure, a day or a clock time that the region does not state and
    that only another part of the documents states, with nothing in its slot in the region and
    in no clause that tells the claim's fact too (``MIN_SHARED`` content words: then the
@@ -50,6 +54,7 @@ from guardrail.hallucination.alignment import (
     masked,
 )
 from guardrail.hallucination.calibration import _stem, content_words
+from guardrail.hallucination.names import name_context, same_slot
 from guardrail.hallucination.value_reading import Value, clauses, ranges_in, scalar, values_in
 from guardrail.text.mentions import MentionKind
 
@@ -134,6 +139,20 @@ class ValueMismatch:
     """The region gives exactly one value in the slot, a repair candidate."""
     in_best: bool
     """The competing value stands in the best aligned sentence itself."""
+    slotted: bool = False
+    """The region gives several, and exactly one stands in the place of the claim's value
+    (:func:`~guardrail.hallucination.names.same_slot`: "more than $ 1,200,000" against "more
+    than $ 800,000 for the property … the $ 847,000 loan"): that one is the repair candidate."""
+    same_scale: bool = True
+    """The claim's digits and the evidence's are multiplied alike ("4 billion" / "1 billion",
+    or neither has a scale word): putting in the evidence's digits states its value."""
+
+    @property
+    def candidate(self) -> str | None:
+        """The value a repair puts in place of the claim's (``None``: no single candidate)."""
+        if self.evidence_value is None or not self.same_scale:
+            return None
+        return self.evidence_value if self.plain or self.slotted else None
 
 
 def value_mismatches(
@@ -201,9 +220,16 @@ def value_mismatches(
             ]
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
-            place, rival = rivals[0]
+            rivals = _unrounded(rivals)
             distinct = {r.mention.key for _, r in rivals}
-            plain = len(distinct) == 1 and not value.scaled and not rival.scaled
+            slot = name_context(claim_text, value.mention.start, value.mention.end)
+            in_slot = [
+                (s, v)
+                for s, v in rivals
+                if same_slot(slot, name_context(s.text, v.mention.start, v.mention.end))
+            ]
+            slotted = len(distinct) > 1 and len({v.mention.key for _, v in in_slot}) == 1
+            place, rival = in_slot[0] if slotted else rivals[0]
             found.append(
                 ValueMismatch(
                     claim_value=value.mention.text,
@@ -214,8 +240,10 @@ def value_mismatches(
                     evidence_sentence=place.text,
                     evidence_start=rival.mention.start,
                     evidence_end=rival.mention.end,
-                    plain=plain,
+                    plain=len(distinct) == 1,
                     in_best=place is alignment.best,
+                    slotted=slotted,
+                    same_scale=value.scale == rival.scale,
                 )
             )
         elif (
@@ -336,6 +364,20 @@ def _told_apart(
         if rest & {_stem(w) for w in content_words(" ".join(context))}:
             return False
     return True
+
+
+def _unrounded(
+    rivals: list[tuple[EvidenceSentence, Value]],
+) -> list[tuple[EvidenceSentence, Value]]:
+    """``rivals`` without a value that rounds another of them ("$ 53million" beside
+    "$ 53,193,914": one amount, told twice, is one candidate); values that round each other
+    ("$53million", "$53 million") both stay."""
+    kept = [
+        (s, v)
+        for s, v in rivals
+        if not any(u is not v and v.rounds(u) and not u.rounds(v) for _, u in rivals)
+    ]
+    return kept or rivals
 
 
 def _closer_rivals(

@@ -67,6 +67,18 @@ class Value:
         its value, so a repair of the digits alone is not offered."""
         return self.number is not None and _has_scale(self.mention.text, self.number.value)
 
+    @property
+    def scale(self) -> float:
+        """What the digits are multiplied by ("5 million": 1e6; 1 for a number without a scale
+        word, or for no number)."""
+        if self.number is None or not self.scaled:
+            return 1.0
+        digits = self.mention.text.replace(",", "").rstrip("%").strip()
+        try:
+            return self.number.value / float(digits)
+        except (ValueError, ZeroDivisionError):
+            return 1.0
+
     def rounds(self, other: Value) -> bool:
         """Whether ``self``, a number written with a scale word ("$53 million"), is ``other``
         rounded to that scale ("$53,193,914"): the evidence states it less precisely, not

@@ -331,3 +331,15 @@ def test_a_neighbours_only_name_is_no_repair_unless_it_stands_in_the_claims_plac
         "The rockets are built by Acme in a large plant.", AlignmentIndex.of(text), fake_nlp
     )
     assert (m.evidence_name, m.near, m.candidate) == ("Globex", True, None)
+
+
+def test_the_name_in_the_claims_place_repairs_a_swap_the_kind_rule_finds_no_name_for() -> None:
+    # the tagger gives "US" no label: the kind rule sees only the neighbour's company
+    text = [
+        "Agencies pushed for keys. The US government insists that the key serves police cases. "
+        "However, Acme created its key for developers.",
+        "Chicago bought new cars.",
+    ]
+    claim = "The Chicago government insists that the key serves police cases."
+    [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.candidate) == ("Chicago", "US", "US")

@@ -345,3 +345,38 @@ def test_a_month_the_claim_states_in_a_date_is_no_rival() -> None:
         "Alice in Chains joined Velvet Revolver for a run of gigs from August through October 2007."
     )
     assert _check(claim, passage, names=("Alice in Chains", "Velvet Revolver")) == []
+
+
+def test_of_several_values_in_the_slot_the_one_in_the_claims_place_is_the_repair() -> None:
+    passage = (
+        "In fact the 27-year-old soldier received the medal, and his cousin received the medal "
+        "70 years ago."
+    )
+    [found] = _check("The 14-year-old soldier received the medal.", passage)
+    assert not found.plain and found.slotted and found.candidate == "27"
+
+
+def test_a_value_told_twice_once_rounded_is_one_candidate() -> None:
+    passage = (
+        "One couple won the $ 53million jackpot. Richard and Angela Maxwell scooped "
+        "$ 53, 193, 914 on the draw on Tuesday."
+    )
+    [found] = _check("The couple scooped $ 79,790,871 on the draw.", passage)
+    assert found.plain and found.candidate == "53,193,914"
+
+
+def test_digits_are_a_repair_only_between_numbers_of_the_same_scale() -> None:
+    passage = "With 1 billion hours of video streamed every day, buffering everything is a waste."
+    [found] = _check("With 4 billion hours of video streamed every day, it is a waste.", passage)
+    assert found.candidate == "1"
+    [found] = _check("With 4 million hours of video streamed every day, it is a waste.", passage)
+    assert found.evidence_value == "1" and not found.same_scale and found.candidate is None
+
+
+def test_values_that_round_each_other_both_stay_rivals() -> None:
+    passage = (
+        "The couple won the $53million jackpot on the draw. The jackpot of $53 million was won "
+        "on the draw."
+    )
+    [found] = _check("The couple won the jackpot of $79million on the draw.", passage)
+    assert found.evidence_value is not None
