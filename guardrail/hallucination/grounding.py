@@ -198,7 +198,7 @@ def value_mismatches(
             )
         ]
         context = stems - _unit_stems(value)
-        if any(value.same(v) for _, v in stated):
+        if any(value.same(v) and _states(value, v, stated) for _, v in stated):
             rivals = _closer_rivals(value, stated, stems, values.index)
             if (
                 not rivals
@@ -364,6 +364,15 @@ def _told_apart(
         if rest & {_stem(w) for w in content_words(" ".join(context))}:
             return False
     return True
+
+
+def _states(value: Value, v: Value, stated: Sequence[tuple[EvidenceSentence, Value]]) -> bool:
+    """Whether ``v``, a region value equal to the claim's number ``value``, states it: it does
+    in the claim's own slot, or when the region states no other value in that slot (a page
+    number "p. 448" does not state "448 km" where the region says "over 30 km away")."""
+    if value.number is None or v.slot == value.slot:
+        return True
+    return not any(u.slot == value.slot and not value.same(u) for _, u in stated)
 
 
 def _unrounded(

@@ -61,6 +61,11 @@ def display_length(text: str) -> int:
     return len(text) + cjk_count(text)
 
 
+_SPACED_DECIMAL = re.compile(r" \d{1,2}(?:\s|%|$)")
+"""After "98." (at most three digits, not a year): one space and the decimal's one or two
+digits, as a tokeniser writes "98.7" ("98. 7 per cent")."""
+
+
 def _previous_token(text: str, dot: int) -> str:
     start = dot
     while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "(\"'“‘":
@@ -79,6 +84,8 @@ def _dot_ends_sentence(text: str, dot: int) -> bool:
         return False  # an initial: "J. K. Rowling"
     if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
         return False  # a dotted acronym: "U.S." (its last dot is ``dot``)
+    if len(token) <= 3 and token.isdigit() and _SPACED_DECIMAL.match(text, dot + 1):
+        return False  # a decimal a tokeniser spaced out: "98. 7 per cent", "1. 3 billion"
     line_start = text.rfind("\n", 0, dot) + 1
     return not (token.isdigit() and not text[line_start : dot - len(token)].strip())
 

@@ -284,6 +284,8 @@ _UNIT_WORD = re.compile(r"\s*-?\s*([^\W\d_]+|%|°\s*[CF]?)", re.UNICODE)
 _SCALE_AFTER = re.compile(r"\s*(thousand|million|billion|trillion|bn|mn|[kmb])\b", re.IGNORECASE)
 CURRENCY_SIGNS = "$€£¥"
 """Currency signs a number is read with (``$5m``)."""
+_PER_CENT = re.compile(r"\s*-?\s*per\s*cent\b", re.IGNORECASE)
+"""A percentage written "98 per cent" (British)."""
 _UNIT_ALIASES = {"percent": "%", "°c": "degree", "°f": "degree", "°": "degree", "deg": "degree",
                  "yr": "year", "hr": "hour", "min": "minute", "sec": "second"}  # fmt: skip
 
@@ -325,6 +327,12 @@ def word_number(text: str) -> float | None:
     return total + current
 
 
+def _signed(before: str) -> bool:
+    """Whether ``before`` (the text before a number, right-stripped) ends in a currency sign
+    (a number at the start of a text has none: ``"" in CURRENCY_SIGNS`` is true)."""
+    return bool(before) and before[-1] in CURRENCY_SIGNS
+
+
 def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber | None:
     """The number ``number`` found at ``[start, end)`` of ``text`` (digits with separators and
     decimals, a percentage, or number words), read with its context: a currency sign before,
@@ -349,7 +357,7 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
     scale = _SCALE_AFTER.match(rest)
     if scale and not percent:
         factor = _SCALE[scale.group(1).casefold()]
-        if scale.group(1).casefold() != "m" or text[:start].rstrip()[-1:] in CURRENCY_SIGNS:
+        if scale.group(1).casefold() != "m" or _signed(text[:start].rstrip()):
             value *= factor
             precision *= factor
             rest = rest[scale.end() :]
@@ -357,9 +365,11 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
     unit = ""
     if percent:
         unit = "%"
-    elif before[-1:] in CURRENCY_SIGNS:
+    elif _signed(before):
         unit = before[-1:]
         before = before[:-1]
+    elif _PER_CENT.match(rest):
+        unit = "%"
     else:
         m = _UNIT_WORD.match(rest)
         if m:

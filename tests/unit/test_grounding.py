@@ -380,3 +380,27 @@ def test_values_that_round_each_other_both_stay_rivals() -> None:
     )
     [found] = _check("The couple won the jackpot of $79million on the draw.", passage)
     assert found.evidence_value is not None
+
+
+def test_an_equal_number_in_another_slot_does_not_state_the_claims_quantity() -> None:
+    passage = (
+        "Twenty wells were studied. Injected fluids in high-volume wells triggered earthquakes "
+        "over 30 km away. Science, this issue p. 448"
+    )
+    [found] = _check("Injected fluids can trigger earthquakes over 448 km away.", passage)
+    assert (found.claim_value, found.candidate) == ("448", "30")
+    # with nothing else in its slot, the equal number still states it
+    assert _check("The study ran 448 km of wells.", "The study ran 448 of wells.") == []
+
+
+def test_a_number_at_the_start_of_a_text_keeps_its_unit() -> None:
+    for text, number, value, unit in [
+        ("98 per cent of cases", "98", 98, "%"),
+        ("in 98 per cent of cases", "98", 98, "%"),
+        ("15 minutes later", "15", 15, "minute"),
+        ("5m people", "5", 5, "m"),
+        ("$5m raised", "5", 5_000_000, "$"),
+    ]:
+        start = text.index(number)
+        n = stated_number(text, number, start, start + len(number))
+        assert n is not None and (n.value, n.unit) == (value, unit), text

@@ -56,6 +56,23 @@ def test_year_at_sentence_end_still_splits() -> None:
     assert texts("It was published in 2023. It won.") == ["It was published in 2023.", "It won."]
 
 
+def test_a_decimal_a_tokeniser_spaced_out_stays_in_its_sentence() -> None:
+    assert texts("Dog one was right in 98. 7 per cent of cases. It was.") == [
+        "Dog one was right in 98. 7 per cent of cases.",
+        "It was.",
+    ]
+    assert texts("Around 1. 3 billion people mark it. Next.") == [
+        "Around 1. 3 billion people mark it.",
+        "Next.",
+    ]
+    # a year, or a count before a sentence, still ends one
+    assert texts("It was founded in 1998. 30 people joined.") == [
+        "It was founded in 1998.",
+        "30 people joined.",
+    ]
+    assert texts("He won 2. He lost.") == ["He won 2.", "He lost."]
+
+
 def test_cjk_punctuation_splits_without_spaces() -> None:
     text = "AlphaCodium 是 Google 在 2024 年发布的代码生成工具。它使用强化学习来训练模型。真的吗？“是的。”好！"
     got = split_sentences(text)
