@@ -222,12 +222,7 @@ def value_mismatches(
         if rivals:
             rivals = _unrounded(rivals)
             distinct = {r.mention.key for _, r in rivals}
-            slot = name_context(claim_text, value.mention.start, value.mention.end)
-            in_slot = [
-                (s, v)
-                for s, v in rivals
-                if same_slot(slot, name_context(s.text, v.mention.start, v.mention.end))
-            ]
+            in_slot = _in_slot(claim_text, value, rivals)
             slotted = len(distinct) > 1 and len({v.mention.key for _, v in in_slot}) == 1
             place, rival = in_slot[0] if slotted else rivals[0]
             found.append(
@@ -373,6 +368,22 @@ def _states(value: Value, v: Value, stated: Sequence[tuple[EvidenceSentence, Val
     if value.number is None or v.slot == value.slot:
         return True
     return not any(u.slot == value.slot and not value.same(u) for _, u in stated)
+
+
+def _in_slot(
+    claim_text: str, value: Value, rivals: list[tuple[EvidenceSentence, Value]]
+) -> list[tuple[EvidenceSentence, Value]]:
+    """The ``rivals`` standing in the claim's value's place (:func:`same_slot`), and of those
+    the ones whose surroundings agree with the claim's in the most positions ("right in 98.7
+    per cent" over "this was 97.6 per cent" for "right in 69.7 per cent")."""
+    slot = name_context(claim_text, value.mention.start, value.mention.end)
+    scored = []
+    for s, v in rivals:
+        theirs = name_context(s.text, v.mention.start, v.mention.end)
+        if same_slot(slot, theirs):
+            scored.append((sum(a == b for a, b in zip(slot, theirs, strict=True)), s, v))
+    best = max((n for n, _, _ in scored), default=0)
+    return [(s, v) for n, s, v in scored if n == best]
 
 
 def _unrounded(

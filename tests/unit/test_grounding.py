@@ -404,3 +404,12 @@ def test_a_number_at_the_start_of_a_text_keeps_its_unit() -> None:
         start = text.index(number)
         n = stated_number(text, number, start, start + len(number))
         assert n is not None and (n.value, n.unit) == (value, unit), text
+
+
+def test_of_two_values_in_the_slot_the_one_whose_surroundings_agree_more_is_the_repair() -> None:
+    passage = (
+        "Scientists found that dog one got it right in 98. 7 per cent of cases, while for dog "
+        "two this was 97. 6 per cent."
+    )
+    [found] = _check("Dog one got it right in 69.7 per cent of cases.", passage)
+    assert found.slotted and found.candidate == "98.7"
