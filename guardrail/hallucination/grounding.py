@@ -141,8 +141,9 @@ class ValueMismatch:
     """The competing value stands in the best aligned sentence itself."""
     slotted: bool = False
     """The region gives several, and exactly one stands in the place of the claim's value
-    (:func:`~guardrail.hallucination.names.same_slot`: "more than $ 1,200,000" against "more
-    than $ 800,000 for the property … the $ 847,000 loan"): that one is the repair candidate."""
+    (:func:`~guardrail.hallucination.names.same_slot`: "The 14-year-old soldier received the
+    medal" against "the 27-year-old soldier received the medal, and his cousin received it 70
+    years ago"): that one is the repair candidate."""
     same_scale: bool = True
     """The claim's digits and the evidence's are multiplied alike ("4 billion" / "1 billion",
     or neither has a scale word): putting in the evidence's digits states its value."""
