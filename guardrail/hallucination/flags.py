@@ -21,6 +21,7 @@ from guardrail.report import (
 )
 from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
 from guardrail.text.spans import overlaps_any
+from guardrail.text.values import written_like
 from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
@@ -273,7 +274,9 @@ def temporal_flags(
     same kind and none of them equals it; the suggestion quotes the evidence's date, preferring
     one in the snippet. When the snippet (the evidence sentence closest to the claim) states the
     differing date, the confidence is at least ``VALUE_CONFIDENCE``: that sentence speaks of the
-    same thing with another date.
+    same thing with another date, and its date, written as the claim writes its own
+    (:func:`~guardrail.text.values.written_like`: "2011" for a claim's "2013" against "October
+    2011"), is the ``replacement``.
     """
     offset = claim.span.start
     flags = []
@@ -300,7 +303,7 @@ def temporal_flags(
                 evidence=snippet,
                 suggestion=f"the evidence says {pick.text}",
                 claim_index=index,
-                replacement=pick.text if in_snippet else None,
+                replacement=written_like(mention.text, pick.text) if in_snippet else None,
             )
         )
     return flags

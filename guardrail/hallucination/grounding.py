@@ -11,7 +11,8 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
 1. each value of the claim is read with its context (:mod:`~guardrail.hallucination.value_reading`
    on :mod:`guardrail.text.values`: units and their symbols, number words, scale words,
    thousands separators, date formats, days of a month without a year, clock times, ranks,
-   ranges), so "100°C" is "100 degrees Celsius" and "2pm" is "14:00";
+   ranges), so "100°C" is "100 degrees Celsius" (and "45°F" is not "45°C") and "2pm" is
+   "14:00";
 2. a value the region states (equal after that normalisation, or within the rounding its own
    writing allows, or close when either side marks it approximate: "about 84,000"; a month by
    a date of that month) is grounded, and so is a range of the claim that holds a single value
@@ -27,7 +28,9 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    the correction stage re-checks; when it gives several and exactly one stands in the claim's
    value's place (:func:`~guardrail.hallucination.names.same_slot`, as for names), that one
    is. Digits are a candidate only between numbers of the same scale ("4 billion" /
-   "1 billion");
+   "1 billion"). The candidate is written as the claim writes its value
+   (:func:`~guardrail.text.values.written_like`: "3" for the region's "three" where the claim
+   has digits, a year alone where the claim states a year alone);
 4. a quantity in a unit of measure, a day or a clock time that the region does not state and
    that only another part of the documents states, with nothing in its slot in the region and
    in no clause that tells the claim's fact too (``MIN_SHARED`` content words: then the
@@ -57,6 +60,7 @@ from guardrail.hallucination.calibration import _stem, content_words
 from guardrail.hallucination.names import name_context, same_slot
 from guardrail.hallucination.value_reading import Value, clauses, ranges_in, scalar, values_in
 from guardrail.text.mentions import MentionKind
+from guardrail.text.values import written_like
 
 __all__ = [
     "RegionValues",
@@ -153,7 +157,9 @@ class ValueMismatch:
         """The value a repair puts in place of the claim's (``None``: no single candidate)."""
         if self.evidence_value is None or not self.same_scale:
             return None
-        return self.evidence_value if self.plain or self.slotted else None
+        if not (self.plain or self.slotted):
+            return None
+        return written_like(self.claim_value, self.evidence_value)
 
 
 def value_mismatches(

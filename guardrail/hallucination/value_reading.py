@@ -129,8 +129,8 @@ def _has_scale(text: str, value: float) -> bool:
 
 
 _MEASURES = frozenset(
-    "% $ € £ ¥ degree second minute hour day week month year decade century mile km kilometre "
-    "kilometer metre meter cm mm kg kilogram gram pound lb ton tonne litre liter gallon mph "
+    "% $ € £ ¥ degree °c °f second minute hour day week month year decade century mile km "
+    "kilometre kilometer metre meter cm mm kg kilogram gram pound lb ton tonne litre liter gallon mph "
     "kmh kb mb gb tb ghz mhz hz kw mw watt volt calorie dollar euro yen cent".split()
 )
 """The unit keys of :func:`~guardrail.text.values.stated_number` that are units of measure."""

@@ -286,7 +286,10 @@ CURRENCY_SIGNS = "$€£¥"
 """Currency signs a number is read with (``$5m``)."""
 _PER_CENT = re.compile(r"\s*-?\s*per\s*cent\b", re.IGNORECASE)
 """A percentage written "98 per cent" (British)."""
-_UNIT_ALIASES = {"percent": "%", "°c": "degree", "°f": "degree", "°": "degree", "deg": "degree",
+_TEMPERATURE_SCALE = re.compile(r"\s*(celsius|centigrade|fahrenheit|[CF])\b", re.IGNORECASE)
+"""The scale word after "degrees" ("100 degrees Celsius"): the unit is then "°c" or "°f"."""
+_TEMPERATURES = frozenset({"°c", "°f"})
+_UNIT_ALIASES = {"percent": "%", "°": "degree", "deg": "degree",
                  "yr": "year", "hr": "hour", "min": "minute", "sec": "second"}  # fmt: skip
 
 
@@ -325,6 +328,40 @@ def word_number(text: str) -> float | None:
         else:
             return None
     return total + current
+
+
+_DIGITS = re.compile(r"\d+")
+_A_YEAR = re.compile(rf"\b{YEAR_PATTERN}\b")
+_NUMBER_WORD_OF = {i: w for w, i in _WORD_NUMBERS.items()}
+
+
+def written_like(claimed: str, stated: str) -> str:
+    """``stated`` (the evidence's value) written as ``claimed`` (the claim's) writes its value,
+    so a repair keeps the claim's form: digits where the claim writes digits ("10" against
+    "three" → "3"), a number word up to twenty where it writes a word ("ten" against "3" →
+    "three"), the year alone where it states a year alone ("2013" against "October 2011" →
+    "2011"), the claim's date with the evidence's year where the evidence states no month or
+    day the claim does not ("March 6, 2020" against "March 2019" → "March 6, 2019").
+    Anything else: ``stated`` as it is."""
+    c, s = claimed.strip(), stated.strip()
+    if re.fullmatch(YEAR_PATTERN, c):
+        found = _A_YEAR.findall(s)
+        return found[0] if len(found) == 1 else stated
+    claim_years, stated_years = _A_YEAR.findall(c), _A_YEAR.findall(s)
+    if len(claim_years) == 1 and len(stated_years) == 1:
+        ours, theirs = stated_date(c), stated_date(s)
+        if ours and theirs and ours[0] == theirs[0] == "date":
+            # the evidence states no month or day the claim does not: only the year differs
+            if all(b is None or a == b for a, b in zip(ours[1][1:], theirs[1][1:], strict=True)):
+                return _A_YEAR.sub(stated_years[0], claimed)
+    if _DIGITS.fullmatch(c) and not any(ch.isdigit() for ch in s):
+        value = word_number(s)
+        return str(int(value)) if value is not None and value.is_integer() else stated
+    spoken = word_number(c)
+    if spoken is not None and _DIGITS.fullmatch(s) and int(s) in _NUMBER_WORD_OF:
+        word = _NUMBER_WORD_OF[int(s)]
+        return word.capitalize() if c[:1].isupper() else word
+    return stated
 
 
 def _signed(before: str) -> bool:
@@ -376,13 +413,19 @@ def stated_number(text: str, number: str, start: int, end: int) -> StatedNumber 
             word = m.group(1).casefold().replace(" ", "")
             word = word[:-1] if len(word) > 3 and word.endswith("s") else word
             unit = _UNIT_ALIASES.get(word, word)
+            if unit == "degree":  # "100 degrees Celsius" is "100°C"
+                scale_word = _TEMPERATURE_SCALE.match(rest[m.end() :])
+                if scale_word:
+                    unit = "°f" if scale_word.group(1).casefold().startswith("f") else "°c"
     return StatedNumber(value, unit, bool(_APPROXIMATE.search(before)), precision)
 
 
 def same_number(claimed: StatedNumber, stated: StatedNumber, tolerance: float = 0.1) -> bool:
     """Whether a claim's number states the evidence's: equal, equal to the rounding the claim's
     own writing allows (``8.4 million`` for ``8,419,000``), or within ``tolerance`` (relative)
-    when either is marked approximate (``about 84,000``)."""
+    when either is marked approximate (``about 84,000``); never in two temperature scales."""
+    if {claimed.unit, stated.unit} == _TEMPERATURES:
+        return False  # 45°F is not 45°C
     gap = abs(claimed.value - stated.value)
     if gap <= 1e-9 * max(1.0, abs(claimed.value), abs(stated.value)):
         return True

@@ -13,7 +13,13 @@ from guardrail.hallucination.grounding import (
     value_mismatches,
     values_in,
 )
-from guardrail.text.values import same_number, stated_date, stated_number, stated_time
+from guardrail.text.values import (
+    same_number,
+    stated_date,
+    stated_number,
+    stated_time,
+    written_like,
+)
 
 PLANS = (
     "We offer two plans for small teams. The Basic plan costs $10 a month; the Pro plan costs "
@@ -57,9 +63,15 @@ def test_numbers_are_read_with_their_units_scales_and_words() -> None:
     n = _number("it takes fifteen minutes", "fifteen")
     assert n is not None and n.value == 15 and n.unit == "minute"
     n = _number("water boils at 100°C", "100")
-    assert n is not None and n.unit == "degree"
+    assert n is not None and n.unit == "°c"
     m = _number("water boils at 100 degrees Celsius", "100")
-    assert m is not None and m.unit == "degree"
+    assert m is not None and m.unit == "°c" and same_number(n, m)
+    f = _number("milk clumps at 45°F", "45")
+    c = _number("milk clumps at 45 °C", "45")
+    assert f is not None and c is not None and (f.unit, c.unit) == ("°f", "°c")
+    assert not same_number(f, c)  # the same digits in two scales are two temperatures
+    d = _number("it turned 10 degrees", "10")
+    assert d is not None and d.unit == "degree"
 
 
 def test_close_values_differ_unless_marked_approximate_or_rounded() -> None:
@@ -413,3 +425,37 @@ def test_of_two_values_in_the_slot_the_one_whose_surroundings_agree_more_is_the_
     )
     [found] = _check("Dog one got it right in 69.7 per cent of cases.", passage)
     assert found.slotted and found.candidate == "98.7"
+
+
+def test_a_repair_writes_the_evidence_value_as_the_claim_writes_its_own() -> None:
+    assert written_like("10", "three") == "3"
+    assert written_like("ten", "3") == "three" and written_like("Ten", "3") == "Three"
+    assert written_like("2013", "october 2011") == "2011"  # a year alone stays a year alone
+    assert written_like("March 6, 2020", "March 2019") == "March 6, 2019"
+    assert written_like("March 6, 2020", "6 March 2019") == "March 6, 2019"
+    # the evidence states a day or a month the claim does not: its date as it is
+    assert written_like("March 2020", "March 6, 2019") == "March 6, 2019"
+    assert written_like("March 6, 2020", "April 2019") == "April 2019"
+    assert written_like("2013", "1990 to 1995") == "1990 to 1995"  # two years: no single one
+    assert written_like("$10", "$30") == "$30" and written_like("3", "twenty-one") == "21"
+    assert written_like("seven", "42") == "42"  # past twenty: digits as the evidence has them
+
+
+def test_a_number_word_in_the_region_repairs_digits_as_digits() -> None:
+    passage = (
+        "The rules changed this year. For the draw now only three players will be allowed into "
+        "the midfield area until possession has been established."
+    )
+    [found] = _check("For the draw now only 10 players will be allowed into the midfield.", passage)
+    assert found.evidence_value == "three" and found.candidate == "3"
+
+
+def test_a_temperature_in_another_scale_does_not_state_the_claims() -> None:
+    passage = (
+        "Casein and beta proteins tend to clump when they reach an internal temperature of "
+        "around 113 to 122°F (about 45 to 50°C). As the heating continues, the layer dries."
+    )
+    claim = "Casein and beta proteins tend to clump at an internal temperature of {}."
+    [found] = _check(claim.format("45°F"), passage)  # 45 is the Celsius figure
+    assert found.claim_value == "45" and found.evidence_value == "122"
+    assert _check(claim.format("45 degrees Celsius"), passage) == []

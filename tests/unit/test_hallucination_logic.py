@@ -201,6 +201,15 @@ def test_each_flag_builder_has_type_span_severity_and_evidence() -> None:
         assert r[f.span.start : f.span.end] == f.content
 
 
+def test_a_temporal_repair_keeps_the_claims_form_of_the_date() -> None:
+    r = "Arsenal will be out to beat Chelsea for the first time since 2013."
+    c = claim_of(r, r)
+    evidence = "Arsenal last beat Chelsea in October 2011, at Stamford Bridge."
+    [flag] = build.temporal_flags(r, c, 0, evidence, evidence, 0.9)
+    assert flag.content == "2013" and flag.replacement == "2011"  # the year, as the claim has it
+    assert flag.suggestion == "the evidence says October 2011"
+
+
 def test_temporal_flag_needs_a_differing_date_in_the_evidence() -> None:
     r = "The paper was published in 2023."
     c = claim_of(r, r)
