@@ -37,10 +37,13 @@ The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.fla
 and counts as a missing specific in the calibration features. When the aligned sentence gives
 exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as
 ``replacement``, a repair the correction stage re-checks with the verifier. Where it gives
-several (rule 3) and exactly one of them stands in the place of the claim's name, that one is
-the ``replacement`` (``slotted``; the flag is no surer for it). A name found only in a
-neighbour of the aligned sentence is a repair only when it stands in that place (``near``: a
-neighbour's only name is often about something else). A repair replaces the bare name:
+several (rule 3) and exactly one of them stands in the place of the claim's name
+(:func:`~guardrail.hallucination.names.same_slot`, or a run of at least
+:data:`~guardrail.hallucination.names.LONG_RUN` equal words on one side of both:
+:func:`~guardrail.hallucination.names.agreeing_run`), that one is the ``replacement``
+(``slotted``; the flag is no surer for it). A name found only in a neighbour of the aligned
+sentence is a repair only when it stands in that place (``near``: a neighbour's only name is
+often about something else). A repair replaces the bare name:
 the claim keeps its article and possessive ("the Acme's").
 
 Example::
@@ -62,8 +65,10 @@ from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
 from guardrail.hallucination.names import (
+    LONG_RUN,
     NAME_LABELS,
     ProperName,
+    agreeing_run,
     aliases,
     bare_span,
     distinctive,
@@ -342,6 +347,8 @@ def _kind_mismatch(
         e
         for e in others
         if same_slot(slot, name_context(place.text, *bare_span(e.text, e.start_char)))
+        or agreeing_run(claim_text, (start, end), place.text, bare_span(e.text, e.start_char))
+        >= LONG_RUN
     ]
     # one name in the claim's name's place is the candidate; without one, the sentence's only
     # name of the kind is, when that sentence is the aligned one (a neighbour's only name is

@@ -26,9 +26,9 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    tells the fact. When the region gives exactly one such value (a value told twice, once
    rounded, "$53million" and "$53,193,914", counts once) it is ``plain``: a repair candidate
    the correction stage re-checks; when it gives several and exactly one stands in the claim's
-   value's place (:func:`~guardrail.hallucination.names.same_slot`, as for names), that one
-   is. Digits are a candidate only between numbers of the same scale ("4 billion" /
-   "1 billion"). The candidate is written as the claim writes its value
+   value's place (:func:`~guardrail.hallucination.names.same_slot` or a long run of equal
+   words beside both, as for names), that one is. Digits are a candidate only between numbers
+   of the same scale ("4 billion" / "1 billion"). The candidate is written as the claim writes its value
    (:func:`~guardrail.text.values.written_like`: "3" for the region's "three" where the claim
    has digits, a year alone where the claim states a year alone);
 4. a quantity in a unit of measure, a day or a clock time that the region does not state and
@@ -57,7 +57,7 @@ from guardrail.hallucination.alignment import (
     masked,
 )
 from guardrail.hallucination.calibration import _stem, content_words
-from guardrail.hallucination.names import name_context, same_slot
+from guardrail.hallucination.names import LONG_RUN, agreeing_run, name_context, same_slot
 from guardrail.hallucination.value_reading import Value, clauses, ranges_in, scalar, values_in
 from guardrail.text.mentions import MentionKind
 from guardrail.text.values import written_like
@@ -380,16 +380,20 @@ def _states(value: Value, v: Value, stated: Sequence[tuple[EvidenceSentence, Val
 def _in_slot(
     claim_text: str, value: Value, rivals: list[tuple[EvidenceSentence, Value]]
 ) -> list[tuple[EvidenceSentence, Value]]:
-    """The ``rivals`` standing in the claim's value's place (:func:`same_slot`), and of those
-    the ones whose surroundings agree with the claim's in the most positions ("right in 98.7
-    per cent" over "this was 97.6 per cent" for "right in 69.7 per cent")."""
-    slot = name_context(claim_text, value.mention.start, value.mention.end)
+    """The ``rivals`` standing in the claim's value's place (:func:`same_slot`, or a run of at
+    least ``LONG_RUN`` equal tokens on one side: :func:`agreeing_run`), and of those the ones
+    whose surroundings agree with the claim's in the most positions ("right in 98.7 per cent"
+    over "this was 97.6 per cent" for "right in 69.7 per cent"), then over the longest run."""
+    own = (value.mention.start, value.mention.end)
+    slot = name_context(claim_text, *own)
     scored = []
     for s, v in rivals:
         theirs = name_context(s.text, v.mention.start, v.mention.end)
-        if same_slot(slot, theirs):
-            scored.append((sum(a == b for a, b in zip(slot, theirs, strict=True)), s, v))
-    best = max((n for n, _, _ in scored), default=0)
+        run = agreeing_run(claim_text, own, s.text, (v.mention.start, v.mention.end))
+        if same_slot(slot, theirs) or run >= LONG_RUN:
+            agree = sum(a == b for a, b in zip(slot, theirs, strict=True))
+            scored.append(((agree, run), s, v))
+    best = max((n for n, _, _ in scored), default=(0, 0))
     return [(s, v) for n, s, v in scored if n == best]
 
 

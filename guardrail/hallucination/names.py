@@ -175,6 +175,36 @@ def name_context(text: str, start: int, end: int) -> tuple[str, str, str, str]:
     )
 
 
+LONG_RUN = 4
+"""Tokens next to two names or values, on one side, that must all be the same (a content word
+among them) for the two to stand in the same place whatever their other neighbours: "to secure
+more than $ 1,200,000." / "to secure more than $ 800, 000 for the property". Used only to
+choose a repair among rivals already found, never to find one (chosen on the one-fact-edit
+benchmark's dev split)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return [_slot_token(m.group(0)) for m in _TOKEN.finditer(text)]
+
+
+def agreeing_run(a: str, a_span: tuple[int, int], b: str, b_span: tuple[int, int]) -> int:
+    """The longer of the two runs of equal tokens (crudely stemmed) right before and right
+    after ``a[a_span]`` and ``b[b_span]`` (spans ``[start, end)``); a run without a content
+    word counts 0."""
+    best = 0
+    sides = (
+        (_tokens(a[: a_span[0]])[::-1], _tokens(b[: b_span[0]])[::-1]),
+        (_tokens(a[a_span[1] :]), _tokens(b[b_span[1] :])),
+    )
+    for x, y in sides:
+        n = 0
+        while n < min(len(x), len(y)) and x[n] == y[n]:
+            n += 1
+        if n > best and content_words(" ".join(x[:n])):
+            best = n
+    return best
+
+
 def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> bool:
     """Whether two names stand in the same place of their sentences (their :func:`name_context`):
     the word just before or just after them is the same and so is another of the two words each

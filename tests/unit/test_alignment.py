@@ -10,7 +10,13 @@ from typing import Any
 from guardrail.correction.factual import evidence_edits
 from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismatches
 from guardrail.hallucination.flags import wrong_name_flag
-from guardrail.hallucination.names import name_stands_in, named_in, proper_names, same_slot
+from guardrail.hallucination.names import (
+    agreeing_run,
+    name_stands_in,
+    named_in,
+    proper_names,
+    same_slot,
+)
 from guardrail.report import Claim, ClaimStatus, HallucinationType, Span
 
 LABELS = {
@@ -343,3 +349,27 @@ def test_the_name_in_the_claims_place_repairs_a_swap_the_kind_rule_finds_no_name
     claim = "The Chicago government insists that the key serves police cases."
     [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
     assert (m.claim_name, m.evidence_name, m.candidate) == ("Chicago", "US", "US")
+
+
+def test_agreeing_run_counts_equal_words_on_one_side_with_a_content_word() -> None:
+    a = "He admitted lying to secure more than $ 5 for it."
+    b = "She was lying to secure more than $ 7 in all."
+    assert (
+        agreeing_run(a, (a.index("5"), a.index("5") + 1), b, (b.index("7"), b.index("7") + 1)) == 6
+    )
+    # a run of function words and signs only counts nothing
+    c, d = "It was more than $ 5.", "Yes, more than $ 7 today."
+    assert (
+        agreeing_run(c, (c.index("5"), c.index("5") + 1), d, (d.index("7"), d.index("7") + 1)) == 0
+    )
+
+
+def test_of_several_names_the_one_after_a_long_run_of_the_claims_words_is_the_repair() -> None:
+    text = [
+        "Acme doctors reported only a few cases of the flu in the Boston, while Globex saw none.",
+        "Chicago bought new cars.",
+    ]
+    claim = "Doctors reported only a few cases of the flu in the Chicago."
+    [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
+    # "in the" beside both names holds no content word; the run before them does
+    assert (m.claim_name, m.plain, m.slotted, m.candidate) == ("Chicago", False, True, "Boston")

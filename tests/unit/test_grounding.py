@@ -459,3 +459,16 @@ def test_a_temperature_in_another_scale_does_not_state_the_claims() -> None:
     [found] = _check(claim.format("45°F"), passage)  # 45 is the Celsius figure
     assert found.claim_value == "45" and found.evidence_value == "122"
     assert _check(claim.format("45 degrees Celsius"), passage) == []
+
+
+def test_a_long_run_of_equal_words_beside_a_value_puts_it_in_the_claims_place() -> None:
+    passage = (
+        "He sourced stone for the house in Wales. But it emerged that he admitted lying on "
+        "mortgage forms to secure more than $ 800, 000 for the property. In court he admitted "
+        "two counts of fraud by lying about his business to secure the $ 847, 000 loan."
+    )
+    [found] = _check(
+        "He admitted lying on mortgage forms to secure more than $ 1,200,000.", passage
+    )
+    # both amounts are rivals; only the first follows "to secure more than $" as the claim does
+    assert not found.plain and found.slotted and found.candidate == "800,000"
