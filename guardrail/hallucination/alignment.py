@@ -343,12 +343,12 @@ def _kind_mismatch(
     start, end = bare_span(ent.text, ent.start_char)
     distinct = {normalise(e.text) for e in others}
     slot = name_context(claim_text, start, end)
+    bare = {id(e): bare_span(e.text, e.start_char) for e in others}
     in_slot = [
         e
         for e in others
-        if same_slot(slot, name_context(place.text, *bare_span(e.text, e.start_char)))
-        or agreeing_run(claim_text, (start, end), place.text, bare_span(e.text, e.start_char))
-        >= LONG_RUN
+        if same_slot(slot, name_context(place.text, *bare[id(e)]))
+        or agreeing_run(claim_text, (start, end), place.text, bare[id(e)]) >= LONG_RUN
     ]
     # one name in the claim's name's place is the candidate; without one, the sentence's only
     # name of the kind is, when that sentence is the aligned one (a neighbour's only name is

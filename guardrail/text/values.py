@@ -358,7 +358,7 @@ def written_like(claimed: str, stated: str) -> str:
         value = word_number(s)
         return str(int(value)) if value is not None and value.is_integer() else stated
     spoken = word_number(c)
-    if spoken is not None and _DIGITS.fullmatch(s) and int(s) in _NUMBER_WORD_OF:
+    if spoken is not None and _DIGITS.fullmatch(s) and len(s) <= 2 and int(s) in _NUMBER_WORD_OF:
         word = _NUMBER_WORD_OF[int(s)]
         return word.capitalize() if c[:1].isupper() else word
     return stated

@@ -439,6 +439,7 @@ def test_a_repair_writes_the_evidence_value_as_the_claim_writes_its_own() -> Non
     assert written_like("2013", "1990 to 1995") == "1990 to 1995"  # two years: no single one
     assert written_like("$10", "$30") == "$30" and written_like("3", "twenty-one") == "21"
     assert written_like("seven", "42") == "42"  # past twenty: digits as the evidence has them
+    assert written_like("seven", "9" * 5000) == "9" * 5000  # no int() of a huge digit string
 
 
 def test_a_number_word_in_the_region_repairs_digits_as_digits() -> None:
