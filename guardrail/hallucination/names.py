@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
@@ -203,6 +204,39 @@ def agreeing_run(a: str, a_span: tuple[int, int], b: str, b_span: tuple[int, int
         if n > best and content_words(" ".join(x[:n])):
             best = n
     return best
+
+
+def mapped_slot(
+    a: str, a_span: tuple[int, int], b: str, min_shared: int = 3
+) -> tuple[int, int] | None:
+    """The span of ``b`` that stands where ``a[a_span]`` stands in ``a``: the two texts' tokens
+    (crudely stemmed) matched as sequences (longest common blocks first, :mod:`difflib`), and
+    the tokens of ``b`` between the matched tokens around ``a_span``. ``None`` when fewer than
+    ``min_shared`` tokens match, when no token of ``b`` lies between them, or when the span's
+    own tokens are matched (it stands in ``b`` already)."""
+    ta = list(_TOKEN.finditer(a))
+    tb = list(_TOKEN.finditer(b))
+    xa = [_slot_token(m.group(0)) for m in ta]
+    xb = [_slot_token(m.group(0)) for m in tb]
+    inside = [i for i, m in enumerate(ta) if a_span[0] <= m.start() < a_span[1]]
+    if not inside or not tb:
+        return None
+    first, last = inside[0], inside[-1]
+    matcher = SequenceMatcher(None, xa, xb, autojunk=False)
+    blocks = [blk for blk in matcher.get_matching_blocks() if blk.size]
+    if sum(blk.size for blk in blocks) < min_shared:
+        return None
+    lo, hi = 0, len(tb)  # tokens of b after the last match before the span, before the next
+    for blk in blocks:
+        if blk.a + blk.size <= first:
+            lo = max(lo, blk.b + blk.size)
+        elif blk.a > last:
+            hi = min(hi, blk.b)
+        else:
+            return None  # a token of the span is matched: no other value stands for it
+    if lo >= hi or (lo == 0 and hi == len(tb)):
+        return None
+    return tb[lo].start(), tb[hi - 1].end()
 
 
 def same_slot(a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> bool:

@@ -27,6 +27,7 @@ from guardrail.text.values import (
     MONTHS,
     YEAR_PATTERN,
     StatedNumber,
+    stated_date,
     stated_number,
 )
 
@@ -189,6 +190,8 @@ def mention_in(
             pattern = r"(?<![\d.])" + re.escape(key) + r"(?![\d])"
             if re.search(pattern, flat) is not None:
                 return True
+        if mention.kind is MentionKind.DATE:
+            return date_in(mention.text, evidence)
         return (
             text is not None
             and mention.kind is MentionKind.NUMBER
@@ -199,6 +202,36 @@ def mention_in(
     from rapidfuzz import fuzz
 
     return fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio
+
+
+@functools.lru_cache(maxsize=256)
+def _evidence_dates(evidence: str) -> tuple[tuple[str, tuple[int | None, ...]], ...]:
+    return tuple(
+        read
+        for m in _rule_mentions(evidence)
+        if m.kind is MentionKind.DATE and (read := stated_date(m.text)) is not None
+    )
+
+
+def date_in(date: str, evidence: str) -> bool:
+    """Whether ``evidence`` states the date ``date`` in any of the forms
+    :func:`~guardrail.text.values.stated_date` reads ("November 10, 2018" is "Nov 10, 2018"
+    and "10 November 2018"): a date of the evidence with every part the claimed one states (a
+    month and year is in "Nov 10, 2018"; a full date is not in "November 2018"), or, for a
+    month alone, a date in that month."""
+    claimed = stated_date(date)
+    if claimed is None:
+        return False
+    granularity, parts = claimed
+    for kind, stated in _evidence_dates(evidence):
+        if granularity == "month" and kind == "date":
+            if stated[1] == parts[0]:
+                return True
+        elif kind == granularity and all(
+            c is None or c == s for c, s in zip(parts, stated, strict=True)
+        ):
+            return True
+    return False
 
 
 _SCALE_WORD = re.compile(r"thousand|million|billion", re.IGNORECASE)

@@ -12,6 +12,7 @@ from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismat
 from guardrail.hallucination.flags import wrong_name_flag
 from guardrail.hallucination.names import (
     agreeing_run,
+    mapped_slot,
     name_stands_in,
     named_in,
     proper_names,
@@ -373,3 +374,44 @@ def test_of_several_names_the_one_after_a_long_run_of_the_claims_words_is_the_re
     [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
     # "in the" beside both names holds no content word; the run before them does
     assert (m.claim_name, m.plain, m.slotted, m.candidate) == ("Chicago", False, True, "Boston")
+
+
+def test_the_one_name_left_over_on_each_side_is_a_swap_and_its_repair() -> None:
+    # the names stand in no common place (no neighbour word shared), so rules 3 and 4 are
+    # silent; every other name pairs up and one is left over on each side
+    text = [
+        "In the trial Miller carefully measured the levels of the new drug in Acme patients.",
+        "Chicago bought new cars.",
+    ]
+    claim = "Later, Chicago measured the levels of the new drug in Acme patients."
+    [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.candidate) == ("Chicago", "Miller", "Miller")
+
+
+def test_two_names_left_over_in_the_sentence_are_no_swap() -> None:
+    text = [
+        "In the trial Miller and Alice Smith carefully measured the levels of the new drug.",
+        "Chicago bought new cars.",
+    ]
+    claim = "Later, Chicago measured the levels of the new drug."
+    assert name_mismatches(claim, AlignmentIndex.of(text), fake_nlp) == []
+
+
+def test_the_name_left_over_elsewhere_in_the_sentence_is_no_swap() -> None:
+    # the sentence's name left over stands where the claim has none of its own
+    text = [
+        "The levels of the new drug were measured in patients, as Miller reported.",
+        "Chicago bought new cars.",
+    ]
+    claim = "In Chicago the levels of the new drug were measured in patients."
+    assert name_mismatches(claim, AlignmentIndex.of(text), fake_nlp) == []
+
+
+def test_mapped_slot_is_the_span_between_the_matched_words_around_the_name() -> None:
+    a = "Later, Chicago measured the levels of the drug."
+    b = "In the trial Miller carefully measured the levels of the drug."
+    start = a.index("Chicago")
+    span = mapped_slot(a, (start, start + len("Chicago")), b)
+    assert span is not None and b[span[0] : span[1]] == "In the trial Miller carefully"
+    # a name that stands in the other text is matched: no other span stands for it
+    assert mapped_slot(b, (b.index("Miller"), b.index("Miller") + 6), b) is None

@@ -96,6 +96,52 @@ def test_the_mention_lookup_compares_a_number_without_scale_as_written() -> None
     assert _found("It rose 2.0 points in 2020.", "It rose 2 points in 2020.") == []
 
 
+def _dates_found(claim_text: str, evidence: str) -> list[str]:
+    from guardrail.text.mentions import MentionKind, find_mentions, mention_in
+
+    return [
+        m.text
+        for m in find_mentions(claim_text)
+        if m.kind is MentionKind.DATE and mention_in(m, evidence, text=claim_text)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("claimed", "stated"),
+    [
+        ("November 10, 2018", "Saturday Nov 10, 2018 at 4:14 PM"),
+        ("18 October 2018", "on Oct. 18, 2018"),
+        ("May 7, 2018", "on May 7th, 2018"),
+        ("March 2018", "on 3 March 2018"),
+        ("November", "on Nov. 3, 2018"),
+    ],
+)
+def test_a_date_reads_the_same_in_the_facts_and_the_mention_lookup(
+    claimed: str, stated: str
+) -> None:
+    """The mention lookup (fabricated facts, the calibration's missing specifics) reads a date
+    as the value comparison does: "November 10, 2018" is stated by "Nov 10, 2018"."""
+    from guardrail.text.values import parse_date, stated_date
+
+    claim = f"It was announced on {claimed}."
+    if stated_date(claimed)[0] == "date":  # type: ignore[index]
+        assert parse_date(claimed) is not None
+    assert _dates_found(claim, f"The note says it happened {stated}.") == [claimed]
+
+
+@pytest.mark.parametrize(
+    ("claimed", "stated"),
+    [
+        ("November 11, 2018", "Nov 10, 2018"),
+        ("March 3, 2018", "in March 2018"),  # the evidence states no day
+        ("19 October 2018", "Oct. 18, 2018"),
+        ("December", "on Nov. 3, 2018"),
+    ],
+)
+def test_a_different_or_more_precise_date_is_not_found(claimed: str, stated: str) -> None:
+    assert _dates_found(f"It was announced on {claimed}.", f"It happened {stated}.") == []
+
+
 @pytest.mark.parametrize(("text", "year"), [("1000", True), ("2099", True), ("2100", False)])
 def test_one_year_range_for_dates_and_mentions(text: str, year: bool) -> None:
     from guardrail.text.mentions import MentionKind, find_mentions, years
