@@ -68,7 +68,7 @@ _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _DATE_PATTERNS = [
     rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
     rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\.?,?\s+\d{{4}}\b",
-    r"\b\d{4}-\d{1,2}-\d{1,2}\b",
+    r"\b\d{4}-\d{1,2}-\d{1,2}(?:\b|(?=T\d))",  # 2018-06-30T07:00 (a page's timestamp)
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
     rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
@@ -137,6 +137,20 @@ def _flat(evidence: str) -> str:
     return normalise(evidence)
 
 
+_VERB_MONTHS = frozenset({"may", "march"})
+_BEFORE_A_MONTH = re.compile(
+    r"\b(?:in|on|of|since|until|till|by|from|through|to|early|late|mid|last|next|this|each|every)"
+    r"\s*$",
+    re.IGNORECASE,
+)
+
+
+def _verb_not_month(text: str, m: re.Match[str]) -> bool:
+    """A lower-case "may" or "march" alone is a verb ("a file may seem to hang"), not a month,
+    unless a word that leads a month stands before it ("in may", "since march")."""
+    return m.group(0) in _VERB_MONTHS and not _BEFORE_A_MONTH.search(text, 0, m.start())
+
+
 def _scan(text: str, nlp: Any) -> list[Mention]:
     found: list[Mention] = []
     taken: list[tuple[int, int]] = []
@@ -150,6 +164,8 @@ def _scan(text: str, nlp: Any) -> list[Mention]:
             taken.append((start, end))
 
     for m in _DATE.finditer(text):
+        if _verb_not_month(text, m):
+            continue
         add(m.start(), m.end(), MentionKind.DATE)
     for m in _TIME.finditer(text):
         add(m.start(), m.end(), MentionKind.TIME)
@@ -192,11 +208,12 @@ def mention_in(
                 return True
         if mention.kind is MentionKind.DATE:
             return date_in(mention.text, evidence)
-        return (
-            text is not None
-            and mention.kind is MentionKind.NUMBER
-            and number_in(text, mention, evidence)
-        )
+        if text is not None and mention.kind is MentionKind.NUMBER:
+            year = _abbreviated_year(text, mention)
+            if year is not None:
+                return re.search(rf"(?<!\d){year}(?!\d)", evidence) is not None
+            return number_in(text, mention, evidence)
+        return False
     if key in flat:
         return True
     from rapidfuzz import fuzz
@@ -213,6 +230,32 @@ def _evidence_dates(evidence: str) -> tuple[tuple[str, tuple[int | None, ...]], 
     )
 
 
+_RANGE_START = re.compile(rf"({YEAR_PATTERN})\s*[-–—/]\s*$")
+
+
+def _abbreviated_year(text: str, mention: Mention) -> str | None:
+    """The year a two-digit number after a year and a dash stands for ("2018–19": 2019)."""
+    if not re.fullmatch(r"\d{2}", mention.text):
+        return None
+    start = _RANGE_START.search(text, 0, mention.start)
+    if start is None:
+        return None
+    first = start.group(1)
+    year = first[:2] + mention.text
+    return year if int(year) > int(first) else None
+
+
+_MONTH_DAY = re.compile(rf"\b({_MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)", re.I)
+
+
+@functools.lru_cache(maxsize=256)
+def _evidence_month_days(evidence: str) -> frozenset[tuple[int, int]]:
+    """The (month, day) pairs of ``evidence`` written without a year ("on April 9th")."""
+    return frozenset(
+        (MONTHS[m.group(1).lower()], int(m.group(2))) for m in _MONTH_DAY.finditer(evidence)
+    )
+
+
 def date_in(date: str, evidence: str) -> bool:
     """Whether ``evidence`` states the date ``date`` in any of the forms
     :func:`~guardrail.text.values.stated_date` reads ("November 10, 2018" is "Nov 10, 2018"
@@ -223,6 +266,11 @@ def date_in(date: str, evidence: str) -> bool:
     if claimed is None:
         return False
     granularity, parts = claimed
+    if granularity == "date" and None not in parts:
+        # "April 9, 2011" is told as "on April 9th" in a text of that year
+        year, month, day = parts
+        if (month, day) in _evidence_month_days(evidence) and str(year) in years(evidence):
+            return True
     for kind, stated in _evidence_dates(evidence):
         if granularity == "month" and kind == "date":
             if stated[1] == parts[0]:

@@ -142,6 +142,44 @@ def test_a_different_or_more_precise_date_is_not_found(claimed: str, stated: str
     assert _dates_found(f"It was announced on {claimed}.", f"It happened {stated}.") == []
 
 
+def test_a_date_told_without_its_year_is_found_in_a_text_of_that_year() -> None:
+    evidence = "Posted February 22, 2011. The title fight is set for April 9th in Albuquerque."
+    assert _dates_found("The rematch was on April 9, 2011.", evidence) == ["April 9, 2011"]
+    assert _dates_found("The rematch was on April 9, 2012.", evidence) == []
+    # a month and day written with another year is that year's date
+    assert _dates_found("It was on April 9, 2011.", "April 9, 2012 and 2011.") == []
+
+
+def test_a_pages_timestamp_states_its_date() -> None:
+    assert _dates_found("It stays open (June 2018).", "DATETIME: 2018-06-30T07:00:00Z") == [
+        "June 2018"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stated", "found"), [("2018-2019", True), ("2018–19", True), ("2017-18", False)]
+)
+def test_a_year_range_written_short_reads_its_second_year(stated: str, found: bool) -> None:
+    claim = "It runs in the 2018–19 season."
+    assert (_found(claim, f"It runs in the {stated} season.") == ["19"]) is found
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("A file may seem to hang.", []),
+        ("Troops march on the city.", []),
+        ("It opened in may.", ["may"]),
+        ("It opened in May.", ["May"]),
+        ("It opened May 2, 2020.", ["May 2, 2020"]),
+    ],
+)
+def test_may_and_march_as_verbs_are_no_dates(text: str, dates: list[str]) -> None:
+    from guardrail.text.mentions import MentionKind, find_mentions
+
+    assert [m.text for m in find_mentions(text) if m.kind is MentionKind.DATE] == dates
+
+
 @pytest.mark.parametrize(("text", "year"), [("1000", True), ("2099", True), ("2100", False)])
 def test_one_year_range_for_dates_and_mentions(text: str, year: bool) -> None:
     from guardrail.text.mentions import MentionKind, find_mentions, years
