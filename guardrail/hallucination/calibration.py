@@ -199,7 +199,11 @@ def claim_features(
     if best_window is not None and words:
         local = content_stems(best_window)
         novel = sum(_stem(w) not in local for w in words) / len(words)
-    specifics = [m for m in find_mentions(claim_text, nlp) if not mention_in(m, evidence.text)]
+    specifics = [
+        m
+        for m in find_mentions(claim_text, nlp)
+        if not mention_in(m, evidence.text, text=claim_text)
+    ]
     return {
         "logit_entail": round(_logit(best.entailment), 4),
         "contradiction": round(contradiction, 4),

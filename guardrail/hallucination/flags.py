@@ -335,7 +335,7 @@ def nonexistent_entity_flags(
         span = Span(start=offset + mention.start, end=offset + mention.end)
         if overlaps_any(span.range, (s.range for s in skip)):
             continue
-        if mention_in(mention, joined):
+        if mention_in(mention, joined, text=claim_text):
             continue
         is_name = mention.kind is MentionKind.NAME
         if is_name:

@@ -318,10 +318,15 @@ def _equal(a: float, b: float) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _evidence_numbers(evidence: str) -> tuple[tuple[StatedNumber, bool], ...]:
-    """The numbers of ``evidence`` as :func:`_read` reads them, once per evidence text."""
-    found = (_read(evidence, m) for m in _rule_mentions(evidence))
-    return tuple(n for n in found if n is not None)
+def _evidence_numbers(evidence: str) -> tuple[tuple[StatedNumber, bool, bool], ...]:
+    """The numbers of ``evidence`` as :func:`_read` reads them, and whether each is written
+    as a word ("three"), once per evidence text."""
+    found = ((_read(evidence, m), _in_words(m.text)) for m in _rule_mentions(evidence))
+    return tuple((n[0], n[1], word) for n, word in found if n is not None)
+
+
+def _in_words(number: str) -> bool:
+    return not any(ch.isdigit() for ch in number)
 
 
 def _marked(number: StatedNumber) -> str:
@@ -331,18 +336,22 @@ def _marked(number: StatedNumber) -> str:
 
 def number_in(text: str, mention: Mention, evidence: str) -> bool:
     """Whether ``evidence`` states the value of the number ``mention`` of ``text`` in another
-    scale (read by :func:`number_value`; ``5 million`` is ``$5m``, ``85k`` is ``85,000``):
-    equal values, one of the two written with a scale, both or neither a percentage, and the
-    same currency when both give one. Numbers without a scale are compared as written
-    (``2.0`` is not ``2``, ``5%`` is not ``5 people``): see :func:`mention_in`."""
+    scale or form (read by :func:`number_value`; ``5 million`` is ``$5m``, ``85k`` is
+    ``85,000``, ``13%`` is ``13 percent``, ``three`` is ``3``): equal values, one of the two
+    written with a scale or in words or both percentages, both or neither a percentage, and the
+    same currency when both give one. Other numbers are compared as written (``2.0`` is not
+    ``2``, ``5%`` is not ``5 people``): see :func:`mention_in`."""
     claimed = _read(text, mention)
     if claimed is None:
         return False
     sign = _marked(claimed[0])
-    for stated, scaled in _evidence_numbers(evidence):
+    word = _in_words(mention.text) and not claimed[1]
+    for stated, scaled, stated_word in _evidence_numbers(evidence):
         other = _marked(stated)
         if (sign == "%") != (other == "%") or (sign and other and sign != other):
             continue
-        if (claimed[1] or scaled) and _equal(claimed[0].value, stated.value):
+        if not _equal(claimed[0].value, stated.value):
+            continue
+        if claimed[1] or scaled or sign == "%" or word or stated_word:
             return True
     return False

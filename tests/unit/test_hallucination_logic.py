@@ -226,6 +226,25 @@ def test_nonexistent_entity_skips_known_and_already_flagged_mentions() -> None:
     assert [f.content for f in flags] == ["Google"]
 
 
+
+@pytest.mark.parametrize(
+    ("claimed", "stated"),
+    [
+        ("a donation of $2 million", "a $2 million donation"),
+        ("a raise of 13%", "a raise of 13 percent"),
+        ("three frames in a row", "3 frames in a row"),
+        ("on 18 October 2018", "on Oct. 18, 2018"),
+    ],
+)
+def test_a_value_the_evidence_writes_another_way_is_not_fabricated(
+    claimed: str, stated: str
+) -> None:
+    r = f"The club announced {claimed}."
+    c = claim_of(r, r)
+    assert build.nonexistent_entity_flags(r, c, 0, [f"Reports give {stated}."]) == []
+    assert [f.type for f in build.nonexistent_entity_flags(r, c, 0, ["Reports give 7."])] != []
+
+
 # --- stage plumbing (no model) -----------------------------------------------------------------
 
 

@@ -60,6 +60,9 @@ def _found(claim_text: str, evidence: str) -> list[str]:
         ("85,000", "85k"),
         ("85k", "85 thousand"),
         ("5 million", "5,000,000"),
+        ("13%", "13 percent"),
+        ("three", "3"),
+        ("3", "three"),
     ],
 )
 def test_a_number_reads_the_same_in_the_facts_and_the_mention_lookup(
