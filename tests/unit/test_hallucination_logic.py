@@ -226,7 +226,6 @@ def test_nonexistent_entity_skips_known_and_already_flagged_mentions() -> None:
     assert [f.content for f in flags] == ["Google"]
 
 
-
 @pytest.mark.parametrize(
     ("claimed", "stated"),
     [
