@@ -21,7 +21,7 @@ from guardrail.report import (
 )
 from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, years
 from guardrail.text.spans import overlaps_any
-from guardrail.text.values import written_like
+from guardrail.text.values import same_date, stated_date, written_like
 from guardrail.verifiers.base import NLIPrediction
 
 if TYPE_CHECKING:
@@ -254,10 +254,38 @@ def unsupported_flag(
 
 
 def _same_date(claim_mention: Mention, evidence_mention: Mention) -> bool:
+    """Whether the evidence's date is the claim's: the same year when both state one, else
+    the same in every part both state, read by the one normaliser
+    (:func:`~guardrail.text.values.stated_date`: "12 July" is "12 July 2019" and "July" is
+    "July 12th")."""
     claim_years, evidence_years = years(claim_mention.text), years(evidence_mention.text)
     if claim_years and evidence_years:
         return claim_years[0] == evidence_years[0]
-    return claim_mention.key == evidence_mention.key
+    ours, theirs = stated_date(claim_mention.text), stated_date(evidence_mention.text)
+    if ours is None or theirs is None:
+        return claim_mention.key == evidence_mention.key
+    return _month_of(ours) == _month_of(theirs) and (
+        ours[0] != theirs[0] or same_date(ours, theirs)
+    )
+
+
+def _month_of(date: tuple[str, tuple[int | None, ...]]) -> int | None:
+    if date[0] == "month":
+        return date[1][0]
+    return date[1][1] if date[0] == "date" else None
+
+
+def _comparable(claim_mention: Mention, evidence_mention: Mention) -> bool:
+    """Whether two dates state a part in common: a claim's year against a year, its month
+    (alone or in a day of a month) against a month, its weekday against a weekday."""
+    if years(claim_mention.text):
+        return bool(years(evidence_mention.text))
+    ours, theirs = stated_date(claim_mention.text), stated_date(evidence_mention.text)
+    if ours is None or theirs is None:
+        return True
+    if ours[0] == "weekday" or theirs[0] == "weekday":
+        return ours[0] == theirs[0]
+    return _month_of(ours) is not None and _month_of(theirs) is not None
 
 
 def temporal_flags(
@@ -286,8 +314,8 @@ def temporal_flags(
         if mention.kind not in (MentionKind.DATE, MentionKind.TIME):
             continue
         same_kind = [m for m in evidence_mentions if m.kind is mention.kind]
-        if mention.kind is MentionKind.DATE and years(mention.text):
-            same_kind = [m for m in same_kind if years(m.text)]
+        if mention.kind is MentionKind.DATE:
+            same_kind = [m for m in same_kind if _comparable(mention, m)]
         if not same_kind or any(_same_date(mention, m) for m in same_kind):
             continue
         in_snippet = [m for m in same_kind if m.key in snippet_keys]

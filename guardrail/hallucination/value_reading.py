@@ -19,7 +19,6 @@ from itertools import pairwise
 
 from guardrail.text.mentions import Mention, MentionKind, find_mentions
 from guardrail.text.values import (
-    MONTHS,
     StatedNumber,
     same_date,
     same_number,
@@ -203,9 +202,6 @@ def _values_in(text: str) -> tuple[Value, ...]:
     regions hold is read once; :class:`Value` is immutable)."""
     out: list[Value] = []
     found = _spaced_numbers(text, _mentions(text))
-    days = _days_of_month(text, found)
-    found = [m for m in found if not any(d.start <= m.start and m.end <= d.end for d, _ in days)]
-    out += [Value(d, MentionKind.DATE, date=date) for d, date in days]
     for m in found:
         if m.kind is MentionKind.NUMBER and m.text.casefold() == "one":
             continue
@@ -214,8 +210,6 @@ def _values_in(text: str) -> tuple[Value, ...]:
             if number is not None:
                 out.append(Value(m, m.kind, number=number))
         elif m.kind is MentionKind.DATE:
-            if m.text in _VERBS:
-                continue
             date = stated_date(m.text)
             if date is not None:
                 out.append(Value(m, m.kind, date=date))
@@ -226,32 +220,7 @@ def _values_in(text: str) -> tuple[Value, ...]:
     return tuple(sorted(out, key=lambda v: v.mention.start))
 
 
-_VERBS = frozenset({"may", "march"})
-"""Month names that are lower-case verbs as often ("the flag may go back")."""
-_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY_MONTH = re.compile(
-    rf"\b(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH_NAMES})\b\.?"
-    rf"|(?P<month2>{_MONTH_NAMES})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b(?![:.]?\d))",
-    re.IGNORECASE,
-)
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
-
-
-def _days_of_month(
-    text: str, found: Sequence[Mention]
-) -> list[tuple[Mention, tuple[str, tuple[int | None, ...]]]]:
-    """The days of a month written without a year, as dates with no year ("18 October")."""
-    out: list[tuple[Mention, tuple[str, tuple[int | None, ...]]]] = []
-    for m in _DAY_MONTH.finditer(text):
-        day = int(m.group("day") or m.group("day2"))
-        month = MONTHS[(m.group("month") or m.group("month2")).casefold()]
-        in_full_date = any(  # "18 October" of "18 October 2018"
-            f.kind is MentionKind.DATE and f.start <= m.start() and m.end() < f.end for f in found
-        )
-        if 1 <= day <= 31 and not in_full_date:
-            span = Mention(m.group(0).rstrip("."), MentionKind.DATE, m.start(), m.end())
-            out.append((span, ("date", (None, month, day))))
-    return out
 
 
 def _stated(text: str, m: Mention) -> StatedNumber | None:

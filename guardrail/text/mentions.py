@@ -65,6 +65,7 @@ _END = rf"(?:\b|(?={CJK_CHARACTER}))"
 
 _MONTHS = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 _DATE_PATTERNS = [
     rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
     rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\.?,?\s+\d{{4}}\b",
@@ -72,6 +73,9 @@ _DATE_PATTERNS = [
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*日)?)?",
     rf"\b{_MONTHS}\.?\s+\d{{4}}\b",
+    # a day of a month without a year: "18 October", "the 5th of May", "November 9th"
+    rf"\b{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b\.?",
+    rf"\b{_MONTHS}\.?\s+{_DAY}(?:st|nd|rd|th)?\b(?![:.]?\d)",
     rf"{_START}{YEAR_PATTERN}s?{_END}",
     rf"\b{_MONTHS}\b(?=\s|[.,;]|$)",
     rf"\b{_WEEKDAYS}\b",
@@ -145,10 +149,16 @@ _BEFORE_A_MONTH = re.compile(
 )
 
 
+_DAY_AND_VERB = re.compile(r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:may|march)\.?")
+
+
 def _verb_not_month(text: str, m: re.Match[str]) -> bool:
-    """A lower-case "may" or "march" alone is a verb ("a file may seem to hang"), not a month,
-    unless a word that leads a month stands before it ("in may", "since march")."""
-    return m.group(0) in _VERB_MONTHS and not _BEFORE_A_MONTH.search(text, 0, m.start())
+    """A lower-case "may" or "march" alone, or after a number ("the 5 may apply"), is a verb
+    ("a file may seem to hang"), not a month, unless a word that leads a month stands before
+    it ("in may", "on 5 may", "since march")."""
+    found = m.group(0)
+    verb = found in _VERB_MONTHS or _DAY_AND_VERB.fullmatch(found) is not None
+    return verb and not _BEFORE_A_MONTH.search(text, 0, m.start())
 
 
 def _scan(text: str, nlp: Any) -> list[Mention]:

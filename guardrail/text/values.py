@@ -341,9 +341,13 @@ def written_like(claimed: str, stated: str) -> str:
     "three" → "3"), a number word up to twenty where it writes a word ("ten" against "3" →
     "three"), the year alone where it states a year alone ("2013" against "October 2011" →
     "2011"), the claim's date with the evidence's year where the evidence states no month or
-    day the claim does not ("March 6, 2020" against "March 2019" → "March 6, 2019").
-    Anything else: ``stated`` as it is."""
+    day the claim does not ("March 6, 2020" against "March 2019" → "March 6, 2019"), a day
+    of a month without a year where it states one ("5 July" against "12 July 2019" → "12
+    July"). Anything else: ``stated`` as it is."""
     c, s = claimed.strip(), stated.strip()
+    day_month = _day_month_like(c, s)
+    if day_month is not None:
+        return day_month
     if re.fullmatch(YEAR_PATTERN, c):
         found = _A_YEAR.findall(s)
         return found[0] if len(found) == 1 else stated
@@ -362,6 +366,45 @@ def written_like(claimed: str, stated: str) -> str:
         word = _NUMBER_WORD_OF[int(s)]
         return word.capitalize() if c[:1].isupper() else word
     return stated
+
+
+def _day_month_like(claimed: str, stated: str) -> str | None:
+    """A day of a month without a year ("5 July", "July 5th") with the evidence's day and
+    month, in the claim's order and month word ("12 July" against "12 July 2019");
+    ``None`` unless the claim is such a day and the evidence states a day and a month."""
+    ours, theirs = stated_date(claimed), stated_date(stated)
+    if not (ours and theirs and ours[0] == theirs[0] == "date" and ours[1][0] is None):
+        return None
+    month, day = theirs[1][1], theirs[1][2]
+    if month is None or day is None:
+        return None
+    word = _MONTH_WORD.search(claimed)
+    if word is None:
+        return None
+    if month != ours[1][1]:
+        named = _MONTH_WORD.search(stated)
+        if named is None or MONTHS.get(named.group(0).casefold().rstrip(".")) != month:
+            return None
+        new_word = named.group(0)
+    else:
+        new_word = word.group(0)
+    digits = re.search(r"\d{1,2}(st|nd|rd|th)?", claimed)
+    if digits is None:
+        return None
+    number = f"{day}{_ordinal(day) if digits.group(1) else ''}"
+    out = claimed[: digits.start()] + number + claimed[digits.end() :]
+    return out.replace(word.group(0), new_word, 1)
+
+
+_MONTH_WORD = re.compile(
+    r"\b(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?", re.IGNORECASE
+)
+
+
+def _ordinal(day: int) -> str:
+    if 10 <= day % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
 def _signed(before: str) -> bool:
@@ -436,20 +479,31 @@ def same_number(claimed: StatedNumber, stated: StatedNumber, tolerance: float = 
     return False
 
 
+_DAY_OF_MONTH = re.compile(
+    r"(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>[a-z]+)\.?"
+    r"|(?P<month2>[a-z]+)\.?\s+(?P<day2>\d{1,2})(?:st|nd|rd|th)?"
+)
 _WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 def stated_date(text: str) -> tuple[str, tuple[int | None, ...]] | None:
     """A date mention as ``(granularity, parts)``: ``("date", (year, month, day))`` with
-    ``None`` for parts not stated, ``("weekday", (n,))``, ``("month", (n,))``; ``None`` when
-    the text is not one of these (``1990s``, ``2021年``)."""
+    ``None`` for parts not stated ("18 October": ``(None, 10, 18)``), ``("weekday", (n,))``,
+    ``("month", (n,))``; ``None`` when the text is not one of these (``1990s``, ``2021年``)."""
     v = clean(text).casefold()
     if v in _WEEKDAY_NAMES:
         return "weekday", (_WEEKDAY_NAMES.index(v),)
     if v.rstrip(".") in MONTHS:
         return "month", (MONTHS[v.rstrip(".")],)
     parsed = parse_date(v)  # (3/4/2020 is not read: month and day order unknown)
-    return ("date", parsed) if parsed is not None else None
+    if parsed is not None:
+        return "date", parsed
+    day_month = _DAY_OF_MONTH.fullmatch(v)  # a day of a month without a year
+    if day_month is None:
+        return None
+    day = int(day_month.group("day") or day_month.group("day2"))
+    month = MONTHS.get(day_month.group("month") or day_month.group("month2"))
+    return ("date", (None, month, day)) if month is not None and 1 <= day <= 31 else None
 
 
 def same_date(

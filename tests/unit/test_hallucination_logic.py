@@ -210,6 +210,33 @@ def test_a_temporal_repair_keeps_the_claims_form_of_the_date() -> None:
     assert flag.suggestion == "the evidence says October 2011"
 
 
+@pytest.mark.parametrize(
+    ("claimed", "flagged", "replacement"),
+    [
+        ("On 12 July", False, None),  # a day without its year: the evidence's day
+        ("In July", False, None),  # a month: a day of that month
+        ("On 5 July", True, "12 July"),  # another day: repaired in the claim's form
+        ("On July 5th", True, "July 12th"),
+    ],
+)
+def test_a_day_of_a_month_without_a_year_is_compared_by_its_parts(
+    claimed: str, flagged: bool, replacement: str | None
+) -> None:
+    r = f"{claimed}, Reading announced that he had left the club."
+    c = claim_of(r, r)
+    evidence = "On 12 July 2019, Reading announced that he had left the club."
+    flags = build.temporal_flags(r, c, 0, evidence, evidence, 0.9)
+    assert bool(flags) is flagged
+    if flagged:
+        assert flags[0].replacement == replacement
+
+
+def test_a_month_is_not_compared_with_a_year_alone() -> None:
+    r = "It opened in July."
+    c = claim_of(r, r)
+    assert build.temporal_flags(r, c, 0, "It opened in 2019.", "It opened in 2019.", 0.9) == []
+
+
 def test_temporal_flag_needs_a_differing_date_in_the_evidence() -> None:
     r = "The paper was published in 2023."
     c = claim_of(r, r)

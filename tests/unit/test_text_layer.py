@@ -153,6 +153,31 @@ def test_a_date_told_without_its_year_is_found_in_a_text_of_that_year() -> None:
     assert _dates_found("It was on April 9, 2011.", "April 9, 2012 and 2011.") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("On 12 July, he left.", ("12 July", (None, 7, 12))),
+        ("On July 12th he left.", ("July 12th", (None, 7, 12))),
+        ("On the 5th of May he left.", ("5th of May", (None, 5, 5))),
+        ("On 12 July 2019 he left.", ("12 July 2019", (2019, 7, 12))),
+    ],
+)
+def test_a_day_of_a_month_is_one_date_for_every_reader(
+    text: str, read: tuple[str, tuple[int | None, ...]]
+) -> None:
+    """The mention scan (flags, lookups) and the region's value reader read a day of a month
+    as one date, without its year when none is written."""
+    from guardrail.hallucination.value_reading import values_in
+    from guardrail.text.mentions import MentionKind, find_mentions
+    from guardrail.text.values import stated_date
+
+    [mention] = [m for m in find_mentions(text) if m.kind is MentionKind.DATE]
+    assert (mention.text, stated_date(mention.text)) == (read[0], ("date", read[1]))
+    [value] = values_in(text)
+    assert (value.mention.text, value.date) == (read[0], ("date", read[1]))
+    assert not [m for m in find_mentions(text) if m.kind is MentionKind.NUMBER]
+
+
 def test_a_pages_timestamp_states_its_date() -> None:
     assert _dates_found("It stays open (June 2018).", "DATETIME: 2018-06-30T07:00:00Z") == [
         "June 2018"
