@@ -38,7 +38,9 @@ swap. Alignment looks where the claim's fact is told:
    sentence's name left over, when that name stands where the claim's stands once the two
    sentences' words are matched as sequences (:func:`~guardrail.hallucination.names.mapped_slot`:
    "Later, Chicago measured the levels" / "In the trial Miller carefully measured the levels").
-   It takes the place of a mismatch of rules 3–4 without a candidate.
+   It takes the place of a mismatch of rules 3–4 without a candidate. Where the sentence has
+   several names left over and one of them stands in that place, the claim's name is flagged
+   with it, without a repair (``FLAG_IN_SLOT``).
 
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
@@ -103,6 +105,10 @@ TIE_RATIO = 0.8
 """Sentences scoring at least this share of the best one are aligned too."""
 NEIGHBOURS = 1
 ONLY_LEFT = True
+FLAG_IN_SLOT = True
+"""Rule 5 with several names left over in the sentence, one in the claim's name's place: a
+finding without a repair (on the one-fact-edit benchmark's dev split, two more swaps caught,
+none on the unedited sentences; as a repair it delivered four wrong names for one right)."""
 """Rule 5 (:func:`_only_name_left`): the one name of the claim absent from the region, against
 the one name of the best aligned sentence absent from the claim, standing in its place (chosen on
 the one-fact-edit benchmark's dev split: without "in its place", 3 more repairs and 4 wrong
@@ -363,11 +369,14 @@ def _only_name_left(
         and not any(aliases(r.text, n.text) for n in proper)
         and not named_in(r.text, claim_text)
     ]
-    if len({normalise(r.text) for r in rivals}) != 1:
+    in_slot = [r for r in rivals if r.start_char < slot[1] and slot[0] < r.end_char]
+    if len({normalise(r.text) for r in in_slot}) != 1:
+        return None  # the names left over stand elsewhere in the sentence
+    rival = in_slot[0]
+    # one left over in the sentence is the repair; one of several, in the slot, only a finding
+    plain = len({normalise(r.text) for r in rivals}) == 1
+    if not plain and not FLAG_IN_SLOT:
         return None
-    rival = rivals[0]
-    if not (rival.start_char < slot[1] and slot[0] < rival.end_char):
-        return None  # the name left over stands elsewhere in the sentence
     rival_start, rival_end = bare_span(rival.text, rival.start_char)
     return NameMismatch(
         claim_name=claim_text[start:end],
@@ -378,7 +387,7 @@ def _only_name_left(
         evidence_sentence=best.text,
         evidence_start=rival_start,
         evidence_end=rival_end,
-        plain=True,
+        plain=plain,
     )
 
 

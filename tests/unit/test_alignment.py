@@ -415,3 +415,18 @@ def test_mapped_slot_is_the_span_between_the_matched_words_around_the_name() -> 
     assert span is not None and b[span[0] : span[1]] == "In the trial Miller carefully"
     # a name that stands in the other text is matched: no other span stands for it
     assert mapped_slot(b, (b.index("Miller"), b.index("Miller") + 6), b) is None
+
+
+def test_of_several_names_left_over_the_one_in_the_claims_place_is_a_finding_not_a_repair() -> None:
+    text = [
+        "In the trial Miller carefully measured the levels of the new drug, as Alice Smith wrote.",
+        "Chicago bought new cars.",
+    ]
+    claim = "Later, Chicago measured the levels of the new drug."
+    [m] = name_mismatches(claim, AlignmentIndex.of(text), fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.plain, m.candidate) == (
+        "Chicago",
+        "Miller",
+        False,
+        None,
+    )
