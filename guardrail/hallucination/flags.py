@@ -275,6 +275,25 @@ def _month_of(date: tuple[str, tuple[int | None, ...]]) -> int | None:
     return date[1][1] if date[0] == "date" else None
 
 
+def _other_day(claim_mention: Mention, evidence: Sequence[Mention]) -> Mention | None:
+    """The evidence's one date of the claim's year and month on another day, when the claim
+    states a full date ("38 January 1957") that no evidence date states ("24 January 1957"
+    is then the candidate); ``None`` otherwise."""
+    ours = stated_date(claim_mention.text)
+    if ours is None or ours[0] != "date" or None in ours[1]:
+        return None
+    others: dict[tuple[int | None, ...], Mention] = {}
+    for m in evidence:
+        theirs = stated_date(m.text)
+        if theirs is None or theirs[0] != "date" or None in theirs[1]:
+            continue
+        if theirs[1] == ours[1]:
+            return None
+        if theirs[1][:2] == ours[1][:2]:
+            others.setdefault(theirs[1], m)
+    return next(iter(others.values())) if len(others) == 1 else None
+
+
 def _comparable(claim_mention: Mention, evidence_mention: Mention) -> bool:
     """Whether two dates state a part in common: a claim's year against a year, its month
     (alone or in a day of a month) against a month, its weekday against a weekday."""
@@ -316,7 +335,25 @@ def temporal_flags(
         same_kind = [m for m in evidence_mentions if m.kind is mention.kind]
         if mention.kind is MentionKind.DATE:
             same_kind = [m for m in same_kind if _comparable(mention, m)]
-        if not same_kind or any(_same_date(mention, m) for m in same_kind):
+        if not same_kind:
+            continue
+        if any(_same_date(mention, m) for m in same_kind):
+            other_day = _other_day(mention, same_kind)
+            if other_day is not None:
+                span = Span(start=offset + mention.start, end=offset + mention.end)
+                flags.append(
+                    _flag(
+                        HallucinationType.TEMPORAL_ERROR,
+                        span,
+                        response,
+                        confidence,  # never a finding against a claim the verifier supports
+                        f"'{mention.text}' differs from the evidence's date '{other_day.text}'",
+                        evidence=snippet,
+                        suggestion=f"the evidence says {other_day.text}",
+                        claim_index=index,
+                        replacement=written_like(mention.text, other_day.text),
+                    )
+                )
             continue
         in_snippet = [m for m in same_kind if m.key in snippet_keys]
         pick = in_snippet[0] if in_snippet else same_kind[0]

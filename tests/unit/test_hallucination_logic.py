@@ -231,6 +231,19 @@ def test_a_day_of_a_month_without_a_year_is_compared_by_its_parts(
         assert flags[0].replacement == replacement
 
 
+def test_a_full_date_on_another_day_of_the_evidences_month_is_flagged_and_repaired() -> None:
+    r = "Smith died in Blackville, New Brunswick, on 38 January 1957."
+    c = claim_of(r, r)
+    evidence = "Smith died at home in Blackville on 24 January 1957. His son was born in May 1957."
+    [flag] = build.temporal_flags(r, c, 0, evidence, evidence, 0.4)
+    assert (flag.content, flag.replacement) == ("38 January 1957", "24 January 1957")
+    assert flag.confidence == 0.4  # the claim's own score: never a finding on its own
+    # the same day stated, or two other days of that month: no flag
+    assert build.temporal_flags(r, c, 0, evidence + " On 38 January 1957 too.", "", 0.4) == []
+    two = evidence + " He was buried on 27 January 1957."
+    assert build.temporal_flags(r, c, 0, two, "", 0.4) == []
+
+
 def test_a_month_is_not_compared_with_a_year_alone() -> None:
     r = "It opened in July."
     c = claim_of(r, r)
