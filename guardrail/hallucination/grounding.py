@@ -17,7 +17,12 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    writing allows, or close when either side marks it approximate: "about 84,000"; a month by
    a date of that month) is grounded, and so is a range of the claim that holds a single value
    of the region ("c. 1491–1510" for "around 1500") or a value inside a range the region states
-   ("20 minutes" for "between 15 and 30 minutes");
+   ("20 minutes" for "between 15 and 30 minutes"). Unless the region also states another
+   value in its slot where the claim's fact is told: in a clause matching the claim better than
+   every clause stating the claim's value ("the Basic plan costs $10; the Pro plan costs $30"),
+   or after a run of at least ``LONG_RUN`` of the claim's words while the claim's value stands
+   after none ("as a 16-year-old in 2000" against "as a 16 - year - old in 1996 - before
+   becoming the youngest keeper in 2000"): then rule 3 holds with that value;
 3. a value the region does not state, while the region states another value **in the same
    slot** (a number with the same unit word or sign, a date of the same granularity, a weekday,
    a clock time) in a clause that tells the claim's fact (sharing a content word with the claim,
@@ -74,6 +79,9 @@ __all__ = [
 FROM_ELSEWHERE = True
 """Flag a value the region does not state, with nothing in its slot there, that another part
 of the documents states (rule 4)."""
+PLACED_RIVALS = True
+"""Where the region states the claim's value only away from the claim's words, a value in its
+slot after a long run of them is a rival (:func:`_placed_rivals`)."""
 RIVALS_IN_REGION = True
 """Look for a competing value in the whole region, not only in the best aligned sentence."""
 
@@ -207,6 +215,8 @@ def value_mismatches(
         context = stems - _unit_stems(value)
         if any(value.same(v) and _states(value, v, stated) for _, v in stated):
             rivals = _closer_rivals(value, stated, stems, values.index)
+            if not rivals and PLACED_RIVALS:
+                rivals = _placed_rivals(claim_text, value, stated)
             if (
                 not rivals
                 and value.measured
@@ -395,6 +405,32 @@ def _in_slot(
             scored.append(((agree, run), s, v))
     best = max((n for n, _, _ in scored), default=(0, 0))
     return [(s, v) for n, s, v in scored if n == best]
+
+
+def _placed_rivals(
+    claim_text: str, value: Value, stated: Sequence[tuple[EvidenceSentence, Value]]
+) -> list[tuple[EvidenceSentence, Value]]:
+    """Where the region states the claim's value, but only away from the claim's words, and
+    one other value in its slot after (or before) a run of at least ``LONG_RUN`` of the
+    claim's words ("as a 16-year-old in 2000" against "as a 16 - year - old in 1996 - before
+    becoming the youngest keeper in 2000"): that value, which stands in the claim's place;
+    else none."""
+    own = (value.mention.start, value.mention.end)
+
+    def run(sentence: EvidenceSentence, v: Value) -> int:
+        return agreeing_run(claim_text, own, sentence.text, (v.mention.start, v.mention.end))
+
+    if any(run(s, v) >= LONG_RUN for s, v in stated if value.same(v)):
+        return []
+    placed = [
+        (s, v)
+        for s, v in stated
+        if v.slot == value.slot
+        and not value.same(v)
+        and not v.rounds(value)
+        and run(s, v) >= LONG_RUN
+    ]
+    return placed if len({v.mention.key for _, v in placed}) == 1 else []
 
 
 def _unrounded(

@@ -473,3 +473,15 @@ def test_a_long_run_of_equal_words_beside_a_value_puts_it_in_the_claims_place() 
     )
     # both amounts are rivals; only the first follows "to secure more than $" as the claim does
     assert not found.plain and found.slotted and found.candidate == "800,000"
+
+
+def test_a_value_the_region_states_only_away_from_the_claims_words_is_misplaced() -> None:
+    passage = (
+        "The keeper claims he will fight for the jersey he made his own after breaking into "
+        "the side as a 16-year-old in 1996 - before becoming the youngest champion in 2000."
+    )
+    claim = "He will fight for the jersey he made his own as a 16-year-old in 2000."
+    [m] = _check(claim, passage)
+    assert (m.claim_value, m.evidence_value, m.candidate) == ("2000", "1996", "1996")
+    # the claim's value standing after the claim's words itself is grounded
+    assert _check("He became the youngest champion in 2000.", passage) == []
