@@ -197,7 +197,7 @@ def value_mismatches(
             continue  # a bare number has no slot
         if any(a <= value.mention.start and value.mention.end <= b for a, b in [*quoted, *names]):
             continue  # part of a name or a quoted title ("World Cup 2018", 'the album "1989"')
-        if any(value.same(q) for q in values.query() if q.kind is value.kind):
+        if any(_asked(value, q) for q in values.query() if q.kind is value.kind):
             continue
         if _within(value, spans, region, values):
             continue
@@ -270,6 +270,19 @@ def value_mismatches(
 
 _QUOTED = re.compile(r'"[^"]{1,80}"|“[^”]{1,80}”')
 """A quoted stretch of a claim: a title or a term, whose values are part of a name."""
+
+
+def _asked(value: Value, asked: Value) -> bool:
+    """Whether the question's value ``asked`` is the claim's ``value``: equal, and for a
+    number, of its unit or of none (the question's "2Pac" is not the claim's "2 songs")."""
+    if not value.same(asked):
+        return False
+    return (
+        value.number is None
+        or asked.number is None
+        or not asked.number.unit
+        or (asked.slot == value.slot)
+    )
 
 
 def _unit_stems(value: Value) -> set[str]:

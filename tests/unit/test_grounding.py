@@ -485,3 +485,12 @@ def test_a_value_the_region_states_only_away_from_the_claims_words_is_misplaced(
     assert (m.claim_value, m.evidence_value, m.candidate) == ("2000", "1996", "1996")
     # the claim's value standing after the claim's words itself is grounded
     assert _check("He became the youngest champion in 2000.", passage) == []
+
+
+def test_a_number_of_the_question_exempts_only_a_number_of_its_unit() -> None:
+    passage = "Eminem and his partner Luis Resto produced 13 of the 17 songs on the album."
+    claim = "Eminem and his partner Luis Resto produced 13 of the 2 songs on the album."
+    [m] = _check(claim, passage, query="Why was the 2Pac album a disappointment?")
+    assert (m.claim_value, m.candidate) == ("2", "17")
+    # the question's own count of songs is what the answer is about
+    assert _check(claim, passage, query="Which 2 songs did he produce?") == []
