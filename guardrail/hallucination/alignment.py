@@ -42,6 +42,11 @@ swap. Alignment looks where the claim's fact is told:
    several names left over and one of them stands in that place, the claim's name is flagged
    with it, without a repair (``FLAG_IN_SLOT``).
 
+A checked name of the claim that the documents state only outside its region, with no rival
+in its place, raises no flag but counts as a missing specific in the calibration features
+(:func:`unplaced_names`): "The rockets are built by Globex" where the region names Acme, and
+Globex only sells toys elsewhere in the documents.
+
 The mismatch becomes a WRONG_ATTRIBUTE flag (:func:`~guardrail.hallucination.flags.wrong_name_flag`)
 and counts as a missing specific in the calibration features. When the aligned sentence gives
 exactly one such name (in the slot, for rule 4), it is ``plain``: the flag carries it as
@@ -509,3 +514,27 @@ def _slot_mismatch(
                 plain=len({normalise(r.text) for r in rivals}) == 1,
             )
     return None
+
+
+def unplaced_names(
+    claim_text: str,
+    index: AlignmentIndex,
+    located: tuple[Alignment | None, list[Any]],
+    misplaced: Sequence[NameMismatch] = (),
+) -> int:
+    """The names of ``claim_text`` (its checked entities, :func:`claim_alignment`) that the
+    documents state but its region does not, nor the query, and no mismatch already counts:
+    names taken from another part of the documents, with no rival in their place."""
+    alignment, names = located
+    if alignment is None:
+        return 0
+    region = alignment.region_text
+    return sum(
+        1
+        for e in names
+        if not name_stands_in(e.text, region)
+        and name_stands_in(e.text, index.joined)
+        and not (index.query and named_in(e.text, index.query))
+        and not any(m.start < e.end_char and e.start_char < m.end for m in misplaced)
+    )
+

@@ -37,6 +37,7 @@ from guardrail.hallucination.alignment import (
     NameMismatch,
     claim_alignment,
     name_mismatches,
+    unplaced_names,
 )
 from guardrail.hallucination.calibration import EvidenceIndex, claim_features
 from guardrail.hallucination.calibration_registry import (
@@ -75,6 +76,10 @@ one other name (a repair candidate); a supported claim it flags keeps ``p_suppor
 1 − this."""
 NAME_CONFIDENCE_LOOSE = 0.6
 """The same, when the evidence sentence gives several other names of that kind."""
+UNPLACED_NAMES = True
+"""A name of the claim that the documents state outside its region only
+(:func:`~guardrail.hallucination.alignment.unplaced_names`) counts as a missing specific in the
+calibration features, as a misplaced name does (no flag of its own)."""
 
 
 @dataclass
@@ -184,8 +189,9 @@ def _features(
     misplaced: int = 0,
 ) -> dict[str, float]:
     """The calibration features of a claim from its windows' predictions (one per window);
-    ``misplaced`` names (:func:`~guardrail.hallucination.alignment.name_mismatches`) count as
-    missing specifics."""
+    ``misplaced`` names (:func:`~guardrail.hallucination.alignment.name_mismatches`, and the
+    names only other parts of the documents state:
+    :func:`~guardrail.hallucination.alignment.unplaced_names`) count as missing specifics."""
     decision = decide_windows(preds)
     selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
     features = claim_features(
@@ -325,7 +331,7 @@ def _judge_claim(
     own = route.calibration if route is not None else calibration
     cut = claim_cutoffs(own, config, judging.retrieval_score).threshold
     decision = decide_windows(preds)
-    misplaced, moved, flipped = _mismatches(judging, c)
+    misplaced, moved, flipped, unplaced = _mismatches(judging, c)
     features_of = partial(
         _features,
         c.text,
@@ -333,7 +339,7 @@ def _judge_claim(
         index=judging.index,
         nlp=judging.nlp,
         n_windows=len(judging.evidence.windows),
-        misplaced=len(misplaced),
+        misplaced=len(misplaced) + unplaced,
     )
     features = features_of(preds)
     c.features = features
@@ -380,7 +386,7 @@ def _judge_claim(
 
 def _mismatches(
     judging: _Judging, c: Claim
-) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None]:
+) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None, int]:
     """The names (``name_check``) and values (``value_check``) of claim ``c`` that the
     evidence telling its fact does not state, while it states another there; and a word it
     negates that this evidence affirms, or the reverse (``polarity_check``)."""
@@ -388,20 +394,23 @@ def _mismatches(
     moved: list[ValueMismatch] = []
     aligned, config, nlp = judging.aligned, judging.config, judging.nlp
     if aligned is None or judging.region_values is None:
-        return misplaced, moved, None
+        return misplaced, moved, None, 0
     english = c.language in (None, "en")
     reader = nlp if english and judging.names_checked else None
     wanted = config.value_check or (config.polarity_check and english)
     located = claim_alignment(c.text, aligned, reader) if wanted else None
+    unplaced = 0
     if judging.names_checked and english:
         misplaced = name_mismatches(c.text, aligned, nlp, located)
+        if UNPLACED_NAMES and located is not None:
+            unplaced = unplaced_names(c.text, aligned, located, misplaced)
     if config.value_check and located is not None and located[0] is not None:
         spans = [(e.start_char, e.end_char) for e in located[1]]
         moved = value_mismatches(c.text, located[0], judging.region_values, spans)
     flipped = None
     if config.polarity_check and english and located is not None:
         flipped = polarity_mismatch(c.text, located[0])
-    return misplaced, moved, flipped
+    return misplaced, moved, flipped, unplaced
 
 
 def _claim_flags(

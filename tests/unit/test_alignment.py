@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from guardrail.correction.factual import evidence_edits
-from guardrail.hallucination.alignment import AlignmentIndex, align, name_mismatches
+from guardrail.hallucination.alignment import (
+    AlignmentIndex,
+    NameMismatch,
+    align,
+    claim_alignment,
+    name_mismatches,
+    unplaced_names,
+)
 from guardrail.hallucination.flags import wrong_name_flag
 from guardrail.hallucination.names import (
     agreeing_run,
@@ -430,3 +437,29 @@ def test_of_several_names_left_over_the_one_in_the_claims_place_is_a_finding_not
         False,
         None,
     )
+
+
+def test_a_name_the_documents_state_only_outside_the_region_is_unplaced() -> None:
+    text = [
+        "The rockets are built by Acme in a large plant near the coast. It opened in 1998.",
+        "Globex sells toys in many cities. Toys are fun.",
+    ]
+    index = AlignmentIndex.of(text)
+    claim = "The rockets are built by Globex in a large plant near the coast."
+    located = claim_alignment(claim, index, fake_nlp)
+    assert unplaced_names(claim, index, located) == 1
+    # a name of the region, of no document, or of the query is not
+    labels = {**LABELS, "Initech": "ORG"}
+
+    def parse(t: str) -> _Doc:
+        return fake_nlp(t, labels)
+
+    for other, query in (("Acme", ""), ("Initech", ""), ("Globex", "Is Globex a maker?")):
+        index = AlignmentIndex.of(text, query)
+        told = claim.replace("Globex", other)
+        assert unplaced_names(told, index, claim_alignment(told, index, parse)) == 0
+    # a name a mismatch already counts is not counted twice
+    index = AlignmentIndex.of(text)
+    at = claim.index("Globex")
+    counted = NameMismatch("Globex", at, at + 6, "ORG", "Acme", text[0], 25, 29, plain=True)
+    assert unplaced_names(claim, index, located, [counted]) == 0
