@@ -537,4 +537,3 @@ def unplaced_names(
         and not (index.query and named_in(e.text, index.query))
         and not any(m.start < e.end_char and e.start_char < m.end for m in misplaced)
     )
-
