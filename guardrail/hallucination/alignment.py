@@ -382,14 +382,23 @@ def _only_name_left(
     plain = len({normalise(r.text) for r in rivals}) == 1
     if not plain and not FLAG_IN_SLOT:
         return None
+    return _swap(name, claim_text, rival, best.text, plain)
+
+
+def _swap(
+    name: ProperName, claim_text: str, rival: ProperName, sentence: str, plain: bool
+) -> NameMismatch:
+    """The mismatch of the claim's ``name`` and the ``rival`` name of an evidence ``sentence``,
+    each without its article and possessive."""
+    start, end = bare_span(name.text, name.start_char)
     rival_start, rival_end = bare_span(rival.text, rival.start_char)
     return NameMismatch(
         claim_name=claim_text[start:end],
         start=start,
         end=end,
         label=name.label_,
-        evidence_name=best.text[rival_start:rival_end],
-        evidence_sentence=best.text,
+        evidence_name=sentence[rival_start:rival_end],
+        evidence_sentence=sentence,
         evidence_start=rival_start,
         evidence_end=rival_end,
         plain=plain,
@@ -499,20 +508,8 @@ def _slot_mismatch(
             and not listed_with(name.text, r, sentence.text)
         ]
         if rivals:
-            rival = rivals[0]
-            start, end = bare_span(name.text, name.start_char)
-            rival_start, rival_end = bare_span(rival.text, rival.start_char)
-            return NameMismatch(
-                claim_name=claim_text[start:end],
-                start=start,
-                end=end,
-                label=name.label_,
-                evidence_name=sentence.text[rival_start:rival_end],
-                evidence_sentence=sentence.text,
-                evidence_start=rival_start,
-                evidence_end=rival_end,
-                plain=len({normalise(r.text) for r in rivals}) == 1,
-            )
+            plain = len({normalise(r.text) for r in rivals}) == 1
+            return _swap(name, claim_text, rivals[0], sentence.text, plain)
     return None
 
 

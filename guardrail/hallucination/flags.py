@@ -323,12 +323,31 @@ def temporal_flags(
     differing date, the confidence is at least ``VALUE_CONFIDENCE``: that sentence speaks of the
     same thing with another date, and its date, written as the claim writes its own
     (:func:`~guardrail.text.values.written_like`: "2011" for a claim's "2013" against "October
-    2011"), is the ``replacement``.
+    2011"), is the ``replacement``. A full date on another day of the one date the evidence
+    gives for its month and year ("38 January 1957" against "24 January 1957") is flagged with
+    the claim's own ``confidence`` (a finding only on a claim the verifier does not support),
+    that date as the ``replacement``.
     """
     offset = claim.span.start
     flags = []
     evidence_mentions = find_mentions(evidence_text)
     snippet_keys = {m.key for m in find_mentions(snippet)}
+
+    def date_flag(
+        span: Span, mention: Mention, stated: Mention, sure: float, repair: bool
+    ) -> HallucinationFlag:
+        return _flag(
+            HallucinationType.TEMPORAL_ERROR,
+            span,
+            response,
+            sure,
+            f"'{mention.text}' differs from the evidence's date '{stated.text}'",
+            evidence=snippet,
+            suggestion=f"the evidence says {stated.text}",
+            claim_index=index,
+            replacement=written_like(mention.text, stated.text) if repair else None,
+        )
+
     for mention in find_mentions(claim.span.slice(response)):
         if mention.kind not in (MentionKind.DATE, MentionKind.TIME):
             continue
@@ -337,40 +356,16 @@ def temporal_flags(
             same_kind = [m for m in same_kind if _comparable(mention, m)]
         if not same_kind:
             continue
+        span = Span(start=offset + mention.start, end=offset + mention.end)
         if any(_same_date(mention, m) for m in same_kind):
             other_day = _other_day(mention, same_kind)
-            if other_day is not None:
-                span = Span(start=offset + mention.start, end=offset + mention.end)
-                flags.append(
-                    _flag(
-                        HallucinationType.TEMPORAL_ERROR,
-                        span,
-                        response,
-                        confidence,  # never a finding against a claim the verifier supports
-                        f"'{mention.text}' differs from the evidence's date '{other_day.text}'",
-                        evidence=snippet,
-                        suggestion=f"the evidence says {other_day.text}",
-                        claim_index=index,
-                        replacement=written_like(mention.text, other_day.text),
-                    )
-                )
+            if other_day is not None:  # the claim's own score: no finding on a supported claim
+                flags.append(date_flag(span, mention, other_day, confidence, True))
             continue
         in_snippet = [m for m in same_kind if m.key in snippet_keys]
         pick = in_snippet[0] if in_snippet else same_kind[0]
-        span = Span(start=offset + mention.start, end=offset + mention.end)
-        flags.append(
-            _flag(
-                HallucinationType.TEMPORAL_ERROR,
-                span,
-                response,
-                max(confidence, VALUE_CONFIDENCE) if in_snippet else confidence,
-                f"'{mention.text}' differs from the evidence's date '{pick.text}'",
-                evidence=snippet,
-                suggestion=f"the evidence says {pick.text}",
-                claim_index=index,
-                replacement=written_like(mention.text, pick.text) if in_snippet else None,
-            )
-        )
+        sure = max(confidence, VALUE_CONFIDENCE) if in_snippet else confidence
+        flags.append(date_flag(span, mention, pick, sure, bool(in_snippet)))
     return flags
 
 

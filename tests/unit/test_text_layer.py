@@ -40,15 +40,15 @@ def test_marker_has_no_space_after_cjk_text_and_one_after_latin_text() -> None:
     assert _with_note(" 他是医生。", "x") == " 他是医生。[x]"
 
 
-def _found(claim_text: str, evidence: str) -> list[str]:
-    """The numbers of ``claim_text`` the mention lookup finds in ``evidence``, read with their
-    scale (the lookup's ``text``)."""
+def _found(claim_text: str, evidence: str, kind: str = "number") -> list[str]:
+    """The numbers (or dates) of ``claim_text`` the mention lookup finds in ``evidence``, read
+    with their claim (the lookup's ``text``)."""
     from guardrail.text.mentions import MentionKind, find_mentions, mention_in
 
     return [
         m.text
         for m in find_mentions(claim_text)
-        if m.kind is MentionKind.NUMBER and mention_in(m, evidence, text=claim_text)
+        if m.kind is MentionKind(kind) and mention_in(m, evidence, text=claim_text)
     ]
 
 
@@ -100,13 +100,7 @@ def test_the_mention_lookup_compares_a_number_without_scale_as_written() -> None
 
 
 def _dates_found(claim_text: str, evidence: str) -> list[str]:
-    from guardrail.text.mentions import MentionKind, find_mentions, mention_in
-
-    return [
-        m.text
-        for m in find_mentions(claim_text)
-        if m.kind is MentionKind.DATE and mention_in(m, evidence, text=claim_text)
-    ]
+    return _found(claim_text, evidence, "date")
 
 
 @pytest.mark.parametrize(
