@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
@@ -44,6 +45,13 @@ _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 def _words(name: str) -> list[str]:
     return [_POSSESSIVE.sub("", w) for w in _WORD.findall(name)]
+
+
+@lru_cache(maxsize=1024)
+def _capitalised_words(text: str) -> tuple[str, ...]:
+    """The capitalised words of ``text`` (read once per text: the documents joined are searched
+    for every name of every claim)."""
+    return tuple(w for w in _words(text) if w[:1].isupper())
 
 
 def distinctive(name: str) -> list[str]:
@@ -78,7 +86,7 @@ def name_stands_in(name: str, text: str) -> bool:
     words = distinctive(name)
     if not words:
         return False
-    there = [w for w in _words(text) if w[:1].isupper()]
+    there = _capitalised_words(text)
     return any(_same_stem(w, t) for w in words for t in there)
 
 
@@ -263,7 +271,7 @@ def named_in(name: str, text: str) -> bool:
         return letters in {w.replace(".", "") for w in _ACRONYM.findall(text)}
     if name_stands_in(name, text):
         return True
-    there = [w for w in _words(text) if w[:1].isupper()]
+    there = _capitalised_words(text)
     return any(
         _same_stem(w, t) for w in _words(name) if len(w) >= 4 and w[:1].isupper() for t in there
     )

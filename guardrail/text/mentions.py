@@ -29,6 +29,7 @@ from guardrail.text.values import (
     StatedNumber,
     stated_date,
     stated_number,
+    word_number,
 )
 
 
@@ -328,11 +329,30 @@ def _equal(a: float, b: float) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _evidence_numbers(evidence: str) -> tuple[tuple[StatedNumber, bool, bool], ...]:
-    """The numbers of ``evidence`` as :func:`_read` reads them, and whether each is written
-    as a word ("three"), once per evidence text."""
-    found = ((_read(evidence, m), _in_words(m.text)) for m in _rule_mentions(evidence))
-    return tuple((n[0], n[1], word) for n, word in found if n is not None)
+def _evidence_numbers(evidence: str) -> tuple[tuple[Mention, float | None], ...]:
+    """The number mentions of ``evidence``, each with the value its digits or its number word
+    give before any scale ("5" of "$5m", 85 of "85k"), once per evidence text."""
+    return tuple(
+        (m, _bare_value(m.text)) for m in _rule_mentions(evidence) if m.kind is MentionKind.NUMBER
+    )
+
+
+_SCALES = (1.0, 1e3, 1e6, 1e9, 1e12)
+
+
+def _bare_value(number: str) -> float | None:
+    digits = re.sub(r"[^\d.]", "", number)
+    if not digits:
+        return word_number(number)
+    try:
+        return float(digits)
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _evidence_read(evidence: str, mention: Mention) -> tuple[StatedNumber, bool] | None:
+    return _read(evidence, mention)
 
 
 def _in_words(number: str) -> bool:
@@ -356,7 +376,16 @@ def number_in(text: str, mention: Mention, evidence: str) -> bool:
         return False
     sign = _marked(claimed[0])
     word = _in_words(mention.text) and not claimed[1]
-    for stated, scaled, stated_word in _evidence_numbers(evidence):
+    value = claimed[0].value
+    for m, bare in _evidence_numbers(evidence):
+        # only a mention whose digits, times a scale, can give the claim's value is read
+        if bare is None or not any(_equal(bare * scale, abs(value)) for scale in _SCALES):
+            continue
+        read = _evidence_read(evidence, m)
+        if read is None:
+            continue
+        stated, scaled = read
+        stated_word = _in_words(m.text)
         other = _marked(stated)
         if (sign == "%") != (other == "%") or (sign and other and sign != other):
             continue
