@@ -256,17 +256,6 @@ def _abbreviated_year(text: str, mention: Mention) -> str | None:
     return year if int(year) > int(first) else None
 
 
-_MONTH_DAY = re.compile(rf"\b({_MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)", re.I)
-
-
-@functools.lru_cache(maxsize=256)
-def _evidence_month_days(evidence: str) -> frozenset[tuple[int, int]]:
-    """The (month, day) pairs of ``evidence`` written without a year ("on April 9th")."""
-    return frozenset(
-        (MONTHS[m.group(1).lower()], int(m.group(2))) for m in _MONTH_DAY.finditer(evidence)
-    )
-
-
 def date_in(date: str, evidence: str) -> bool:
     """Whether ``evidence`` states the date ``date`` in any of the forms
     :func:`~guardrail.text.values.stated_date` reads ("November 10, 2018" is "Nov 10, 2018"
@@ -277,11 +266,6 @@ def date_in(date: str, evidence: str) -> bool:
     if claimed is None:
         return False
     granularity, parts = claimed
-    if granularity == "date" and None not in parts:
-        # "April 9, 2011" is told as "on April 9th" in a text of that year
-        year, month, day = parts
-        if (month, day) in _evidence_month_days(evidence) and str(year) in years(evidence):
-            return True
     for kind, stated in _evidence_dates(evidence):
         if granularity == "month" and kind == "date":
             if stated[1] == parts[0]:
@@ -290,6 +274,14 @@ def date_in(date: str, evidence: str) -> bool:
             c is None or c == s for c, s in zip(parts, stated, strict=True)
         ):
             return True
+        elif (
+            kind == granularity == "date"
+            and None not in parts
+            and stated[0] is None
+            and stated[1:] == parts[1:]
+            and str(parts[0]) in years(evidence)
+        ):
+            return True  # "April 9, 2011" told as "on April 9th" in a text of that year
     return False
 
 
