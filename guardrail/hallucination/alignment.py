@@ -73,7 +73,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +95,7 @@ from guardrail.hallucination.names import (
     proper_names,
     same_slot,
 )
-from guardrail.text.mentions import find_mentions, normalise
+from guardrail.text.mentions import MentionKind, find_mentions, normalise
 from guardrail.text.sentences import split_sentences
 
 MIN_SHARED = 2
@@ -118,6 +118,8 @@ none on the unedited sentences; as a repair it delivered four wrong names for on
 the one name of the best aligned sentence absent from the claim, standing in its place (chosen on
 the one-fact-edit benchmark's dev split: without "in its place", 3 more repairs and 4 wrong
 names delivered; with only the names in its place counted, 1 more and 4 wrong)."""
+QUERY_NAMES = True
+"""Rule 6 (:func:`_query_name_swaps`): the question's subject in the claim's name's place."""
 REGION_OTHERS = True
 """Where the best aligned sentence gives no name of the kind, look for the other name in the
 rest of the region too (the fact is often told over two sentences)."""
@@ -282,6 +284,14 @@ def claim_alignment(
     return align(claim_text, spans, index), names
 
 
+def value_alignment(claim_text: str, index: AlignmentIndex) -> Alignment | None:
+    """Where ``claim_text`` is told, its numbers and dates masked but not its names: the place
+    to ground the values of a claim too short to align without its names ("Smith died in
+    Blackville, New Brunswick, on 24 January 1902."), the names then saying where it is told."""
+    values = [(m.start, m.end) for m in find_mentions(claim_text) if m.kind is not MentionKind.NAME]
+    return align(claim_text, values, index) if index.sentences else None
+
+
 def name_mismatches(
     claim_text: str,
     index: AlignmentIndex,
@@ -315,11 +325,21 @@ def name_mismatches(
         else []
     )  # the slot rule aligns the claim again with only the name it checks masked
     values = [(m.start, m.end) for m in find_mentions(claim_text)]
+    without: dict[tuple[int, int], Alignment | None] = {}
+
+    def aligned_without(name: ProperName) -> Alignment | None:
+        """Where the rest of the claim is told: :func:`align` with only ``name`` and the
+        claim's values masked (rules 4 and 6, once per name)."""
+        key = (name.start_char, name.end_char)
+        if key not in without:
+            without[key] = align(claim_text, [*values, key], index)
+        return without[key]
+
     for name in proper:
         covering = [m for m in found if m.start < name.end_char and name.start_char < m.end]
         if covering and any(m.candidate is not None for m in covering):
             continue
-        slot = _slot_mismatch(name, claim_text, proper, values, index, nlp)
+        slot = _slot_mismatch(name, claim_text, proper, aligned_without, index, nlp)
         if slot is None:
             continue
         if not covering:
@@ -328,15 +348,65 @@ def name_mismatches(
             # the kind rule found the swap but no single name for it (several of the kind, or
             # one only in a neighbour); the slot rule's name in the claim's name's place is
             found[found.index(covering[0])] = slot
+    later: list[NameMismatch] = []
     if alignment is not None and ONLY_LEFT:
         left = _only_name_left(claim_text, proper, alignment, index, nlp)
-        if left is not None:
-            covering = [m for m in found if m.start < left.end and left.start < m.end]
-            if not covering:
-                found.append(left)
-            elif len(covering) == 1 and covering[0].candidate is None:
-                found[found.index(covering[0])] = left
+        later += [left] if left is not None else []
+    if QUERY_NAMES and index.query:
+        later += _query_name_swaps(claim_text, proper, aligned_without, index, nlp)
+    for extra in later:
+        covering = [m for m in found if m.start < extra.end and extra.start < m.end]
+        if not covering:
+            found.append(extra)
+        elif len(covering) == 1 and covering[0].candidate is None:
+            found[found.index(covering[0])] = extra
     return sorted(found, key=lambda m: m.start)
+
+
+def _query_name_swaps(
+    claim_text: str,
+    proper: list[ProperName],
+    aligned_without: Callable[[ProperName], Alignment | None],
+    index: AlignmentIndex,
+    nlp: Any,
+) -> list[NameMismatch]:
+    """Rule 6: a name of the claim (a name of the documents, not of the question) absent from
+    where the rest of the claim is told (``aligned_without``: :func:`align` with only that name
+    and the claim's values masked), where an aligned sentence names what the question asks about, once the
+    two sentences' words are matched (:func:`~guardrail.hallucination.names.mapped_slot`), and
+    the claim does not name it: the answer put another name of the documents in place of the
+    question's subject ("This is due to the major impact Interscope had on Eminem's career."
+    for "Why does Eminem give so much praise to Dr Dre?" against "the major impact Dre had")."""
+    found: list[NameMismatch] = []
+    for name in proper:
+        if (
+            not checkable(name.text)
+            or named_in(name.text, index.query)
+            or not name_stands_in(name.text, index.joined)
+        ):
+            continue
+        alignment = aligned_without(name)
+        if alignment is None or name_stands_in(name.text, alignment.region_text):
+            continue
+        span = bare_span(name.text, name.start_char)
+        for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
+            slot = mapped_slot(claim_text, span, sentence.text)
+            if slot is None:
+                continue
+            rivals = [
+                r
+                for r in proper_names(nlp, sentence.text)
+                if r.start_char < slot[1]
+                and slot[0] < r.end_char
+                and checkable(r.text)
+                and named_in(r.text, index.query)
+                and not named_in(r.text, claim_text)
+                and not any(aliases(r.text, n.text) for n in proper)
+            ]
+            if len({normalise(r.text) for r in rivals}) == 1:
+                found.append(_swap(name, claim_text, rivals[0], sentence.text, True))
+                break
+    return found
 
 
 def _only_name_left(
@@ -480,19 +550,19 @@ def _slot_mismatch(
     name: ProperName,
     claim_text: str,
     claim_names: list[ProperName],
-    values: list[tuple[int, int]],
+    aligned_without: Callable[[ProperName], Alignment | None],
     index: AlignmentIndex,
     nlp: Any,
 ) -> NameMismatch | None:
-    """The slot rule: where the rest of the claim is told (:func:`align` with only ``name`` and
-    the claim's ``values`` masked), an aligned sentence gives another proper name, of any
+    """The slot rule: where the rest of the claim is told (``aligned_without``: :func:`align`
+    with only ``name`` and the claim's values masked), an aligned sentence gives another proper name, of any
     kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
     documents, not of the query, and the sentence not listing the two together."""
     if (index.query and named_in(name.text, index.query)) or not name_stands_in(
         name.text, index.joined
     ):
         return None
-    alignment = align(claim_text, [*values, (name.start_char, name.end_char)], index)
+    alignment = aligned_without(name)
     if alignment is None:
         return None
     slot = name_context(claim_text, name.start_char, name.end_char)

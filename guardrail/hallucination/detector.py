@@ -38,6 +38,7 @@ from guardrail.hallucination.alignment import (
     claim_alignment,
     name_mismatches,
     unplaced_names,
+    value_alignment,
 )
 from guardrail.hallucination.calibration import EvidenceIndex, claim_features
 from guardrail.hallucination.calibration_registry import (
@@ -80,6 +81,9 @@ UNPLACED_NAMES = True
 """A name of the claim that the documents state outside its region only
 (:func:`~guardrail.hallucination.alignment.unplaced_names`) counts as a missing specific in the
 calibration features, as a misplaced name does (no flag of its own)."""
+VALUES_BY_NAMES = True
+"""A claim too short to align without its names has its values grounded where it aligns with
+them (:func:`~guardrail.hallucination.alignment.value_alignment`)."""
 
 
 @dataclass
@@ -404,9 +408,14 @@ def _mismatches(
         misplaced = name_mismatches(c.text, aligned, nlp, located)
         if UNPLACED_NAMES and located is not None:
             unplaced = unplaced_names(c.text, aligned, located, misplaced)
-    if config.value_check and located is not None and located[0] is not None:
+    if config.value_check and located is not None:
         spans = [(e.start_char, e.end_char) for e in located[1]]
-        moved = value_mismatches(c.text, located[0], judging.region_values, spans)
+        if located[0] is not None:
+            moved = value_mismatches(c.text, located[0], judging.region_values, spans)
+        elif VALUES_BY_NAMES and (region := value_alignment(c.text, aligned)) is not None:
+            # aligned by its names: only a single rival in the value's slot says it was moved
+            found = value_mismatches(c.text, region, judging.region_values, spans)
+            moved = [m for m in found if m.candidate is not None]
     flipped = None
     if config.polarity_check and english and located is not None:
         flipped = polarity_mismatch(c.text, located[0])

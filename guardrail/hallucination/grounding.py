@@ -84,6 +84,9 @@ PLACED_RIVALS = True
 slot after a long run of them is a rival (:func:`_placed_rivals`)."""
 RIVALS_IN_REGION = True
 """Look for a competing value in the whole region, not only in the best aligned sentence."""
+YEARS_OF_DATES = True
+"""A year told alone ("in 2021") is rivalled by the year of a fuller date of the region
+("April 25, 2019"), compared and repaired as a year (rule 3)."""
 
 
 @dataclass
@@ -230,7 +233,7 @@ def value_mismatches(
             rivals = [
                 (s, v)
                 for s, v in stated
-                if v.slot == value.slot
+                if _slot_rival(value, v)
                 and not v.rounds(value)
                 and (RIVALS_IN_REGION or s is alignment.best)
                 and _tells(s.text, v, context)
@@ -238,9 +241,9 @@ def value_mismatches(
         rivals.sort(key=lambda sv: sv[0] is not alignment.best)
         if rivals:
             rivals = _unrounded(rivals)
-            distinct = {r.mention.key for _, r in rivals}
+            distinct = {_rival_key(value, r) for _, r in rivals}
             in_slot = _in_slot(claim_text, value, rivals)
-            slotted = len(distinct) > 1 and len({v.mention.key for _, v in in_slot}) == 1
+            slotted = len(distinct) > 1 and len({_rival_key(value, v) for _, v in in_slot}) == 1
             place, rival = in_slot[0] if slotted else rivals[0]
             found.append(
                 ValueMismatch(
@@ -270,6 +273,33 @@ def value_mismatches(
 
 _QUOTED = re.compile(r'"[^"]{1,80}"|“[^”]{1,80}”')
 """A quoted stretch of a claim: a title or a term, whose values are part of a name."""
+
+
+def _year_alone(value: Value) -> bool:
+    """Whether ``value`` is a date stating a year and nothing finer ("in 2021")."""
+    return value.date is not None and value.date[0] == "date" and value.date[1][1:] == (None, None)
+
+
+def _slot_rival(value: Value, v: Value) -> bool:
+    """Whether the region's ``v`` stands in the slot of the claim's ``value``: the same slot, or
+    (``YEARS_OF_DATES``) a date stating a year, of any granularity, for a year told alone."""
+    if v.slot == value.slot:
+        return True
+    return (
+        YEARS_OF_DATES
+        and _year_alone(value)
+        and v.date is not None
+        and v.date[0] == "date"
+        and v.date[1][0] is not None
+    )
+
+
+def _rival_key(value: Value, rival: Value) -> str:
+    """What tells two rivals of the claim's ``value`` apart: the year, for a year told alone
+    ("April 24, 2019" and "April 25, 2019" give one year); else the rival as written."""
+    if _year_alone(value) and rival.date is not None and rival.date[1][0] is not None:
+        return str(rival.date[1][0])
+    return rival.mention.key
 
 
 def _asked(value: Value, asked: Value) -> bool:

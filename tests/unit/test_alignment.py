@@ -15,6 +15,7 @@ from guardrail.hallucination.alignment import (
     claim_alignment,
     name_mismatches,
     unplaced_names,
+    value_alignment,
 )
 from guardrail.hallucination.flags import wrong_name_flag
 from guardrail.hallucination.names import (
@@ -463,3 +464,73 @@ def test_a_name_the_documents_state_only_outside_the_region_is_unplaced() -> Non
     at = claim.index("Globex")
     counted = NameMismatch("Globex", at, at + 6, "ORG", "Acme", text[0], 25, 29, plain=True)
     assert unplaced_names(claim, index, located, [counted]) == 0
+
+
+def test_the_questions_subject_in_the_claims_place_is_the_repair() -> None:
+    # rule 5 finds the swap but, with two names left over, no repair; the question's subject
+    # standing in the claim's name's place is the repair (rule 6)
+    text = [
+        "In the trial Miller carefully measured the levels of the new drug, as Alice Smith wrote.",
+        "Chicago bought new cars.",
+    ]
+    claim = "Later, Chicago measured the levels of the new drug."
+    index = AlignmentIndex.of(text, "What did Miller measure in the trial?")
+    [m] = name_mismatches(claim, index, fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.candidate) == ("Chicago", "Miller", "Miller")
+    # the question's subject elsewhere in the sentence is no repair
+    index = AlignmentIndex.of(text, "What did Alice Smith write?")
+    [m] = name_mismatches(claim, index, fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.candidate) == ("Chicago", "Miller", None)
+    # nor when the claim names the question's subject itself
+    claim = "Later, Chicago measured the levels of the new drug for Miller."
+    index = AlignmentIndex.of(text, "What did Miller measure in the trial?")
+    assert all(m.candidate != "Miller" for m in name_mismatches(claim, index, fake_nlp))
+
+
+def test_a_claim_too_short_to_align_without_its_names_aligns_with_them_for_its_values() -> None:
+    text = [
+        "Upon retirement, the Walls returned to Canada and lived in Blackville, New Brunswick. "
+        "Marion died four years later on 24 January 1957, aged 66."
+    ]
+    index = AlignmentIndex.of(text)
+    claim = "Smith died in Blackville, New Brunswick, on 24 January 1902."
+    labels = {**LABELS, "Blackville": "GPE", "New Brunswick": "GPE"}
+    assert claim_alignment(claim, index, lambda t: fake_nlp(t, labels))[0] is None
+    region = value_alignment(claim, index)
+    assert region is not None and "Blackville" in region.best.text
+    assert value_alignment("It rained.", index) is None
+
+
+def _detect_values(response: str, passage: str) -> Any:
+    from guardrail.config import HallucinationConfig
+    from guardrail.hallucination.claims import sentence_claims
+    from guardrail.hallucination.detector import detect
+    from guardrail.hallucination.evidence import Evidence
+    from guardrail.hallucination.windows import make_windows
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    labels = {**LABELS, "Blackville": "GPE", "New Brunswick": "GPE", "Marion": "PERSON"}
+    cfg = HallucinationConfig(
+        policy="weakest_link",
+        threshold={"enabled": False, "fixed": 0.5},
+        logical_consistency=False,
+    )
+    ev = Evidence(window_tokens=400, window_stride=400, passages=[passage])
+    ev.windows = make_windows(passage, 0, 400, 400)
+    ev.known_texts = [passage]
+    verifier = ScriptedVerifier({(None, response): "entailment"})  # the verifier is fooled
+    claims = sentence_claims(response, cfg, "en")
+    return detect(response, claims, ev, verifier, cfg, 0.8, nlp=lambda t: fake_nlp(t, labels))
+
+
+def test_a_short_claims_moved_date_is_found_and_repaired_where_its_names_align_it() -> None:
+    passage = (
+        "Upon retirement, the Walls returned to Canada and lived in Blackville, New Brunswick. "
+        "Marion died four years later on 24 January 1957, aged 66. "
+        "Victor died in Newcastle on 19 September 1984."
+    )
+    found = _detect_values("Smith died in Blackville, New Brunswick, on 24 January 1902.", passage)
+    assert found.claims[0].status is not ClaimStatus.SUPPORTED
+    assert [f.replacement for f in found.flags if f.replacement] == ["24 January 1957"]
+    told = _detect_values("Smith died in Blackville, New Brunswick, on 24 January 1957.", passage)
+    assert told.claims[0].status is ClaimStatus.SUPPORTED and told.flags == []

@@ -494,3 +494,33 @@ def test_a_number_of_the_question_exempts_only_a_number_of_its_unit() -> None:
     assert (m.claim_value, m.candidate) == ("2", "17")
     # the question's own count of songs is what the answer is about
     assert _check(claim, passage, query="Which 2 songs did he produce?") == []
+
+
+def test_a_year_told_alone_is_rivalled_by_the_year_of_a_fuller_date() -> None:
+    passage = (
+        "The charity raises money for refugees. Nujeen Mustafa was the first person with a "
+        "disability to brief the Security Council, on April 25, 2019. The briefing was on "
+        "April 24, 2019 in New York."
+    )
+    claim = "In 2021 Nujeen Mustafa was the first person with a disability to brief the Council."
+    found = _check(claim, passage, names=("Nujeen Mustafa",))
+    # two dates of one year are one candidate, repaired as a year told alone
+    assert [(m.claim_value, m.plain, m.candidate) for m in found] == [("2021", True, "2019")]
+    assert _check(claim.replace("2021", "2019"), passage, names=("Nujeen Mustafa",)) == []
+
+
+def test_a_short_claims_values_are_grounded_where_its_names_align_it() -> None:
+    from guardrail.hallucination.alignment import value_alignment
+
+    passage = (
+        "Upon retirement, the Walls returned to Canada and lived in Blackville, New Brunswick. "
+        "Marion died four years later on 24 January 1957, aged 66."
+    )
+    index = AlignmentIndex.of([passage])
+    claim = "Smith died in Blackville, New Brunswick, on 24 January 1902."
+    region = value_alignment(claim, index)
+    assert region is not None
+    found = value_mismatches(claim, region, RegionValues(index))
+    assert [(m.claim_value, m.candidate) for m in found] == [("24 January 1902", "24 January 1957")]
+    told = claim.replace("1902", "1957")
+    assert value_mismatches(told, region, RegionValues(index)) == []
