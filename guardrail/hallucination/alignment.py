@@ -218,8 +218,26 @@ class NameMismatch:
 
     @property
     def candidate(self) -> str | None:
-        """The name a repair puts in place of the claim's (``None``: no single candidate)."""
-        return self.evidence_name if (self.plain and not self.near) or self.slotted else None
+        """The name a repair puts in place of the claim's (``None``: no single candidate), in
+        the claim's casing (:func:`cased_like`)."""
+        if (self.plain and not self.near) or self.slotted:
+            return cased_like(self.claim_name, self.evidence_name)
+        return None
+
+
+_SHOUTED_WORD = re.compile(r"[A-Z][A-Z'’&.-]*")
+
+
+def cased_like(claim_name: str, name: str) -> str:
+    """``name`` as the claim writes names: a name the evidence writes in capitals ("ARCH
+    ENEMY", "MEGADETH": a heading, a stylised title) in title case ("Arch Enemy") when the
+    claim's name is not in capitals; an acronym ("FBI", "UEFI": one word of at most five
+    letters) stays as it is."""
+    words = name.split()
+    shouted = all(_SHOUTED_WORD.fullmatch(w) for w in words)
+    if not shouted or claim_name.isupper() or (len(words) == 1 and len(name) <= 5):
+        return name
+    return " ".join(w[:1] + w[1:].lower() for w in words)
 
 
 def masked(text: str, spans: Iterable[tuple[int, int]]) -> str:

@@ -294,6 +294,27 @@ def _other_day(claim_mention: Mention, evidence: Sequence[Mention]) -> Mention |
     return next(iter(others.values())) if len(others) == 1 else None
 
 
+def _other_year(claim_mention: Mention, evidence: Sequence[Mention]) -> Mention | None:
+    """The evidence's one date on the claim's day and month in another year, when the claim
+    states a full date ("January 23, 2018") that no evidence date states ("January 23, 2019"
+    is then the candidate); ``None`` otherwise (no such date, or several years)."""
+    ours = stated_date(claim_mention.text)
+    if ours is None or ours[0] != "date" or None in ours[1]:
+        return None
+    others: dict[int | None, Mention] = {}
+    for m in evidence:
+        if m.kind is not MentionKind.DATE:
+            continue
+        theirs = stated_date(m.text)
+        if theirs is None or theirs[0] != "date" or None in theirs[1]:
+            continue
+        if theirs[1] == ours[1]:
+            return None
+        if theirs[1][1:] == ours[1][1:]:
+            others.setdefault(theirs[1][0], m)
+    return next(iter(others.values())) if len(others) == 1 else None
+
+
 def _comparable(claim_mention: Mention, evidence_mention: Mention) -> bool:
     """Whether two dates state a part in common: a claim's year against a year, its month
     (alone or in a day of a month) against a month, its weekday against a weekday."""
@@ -363,6 +384,10 @@ def temporal_flags(
                 flags.append(date_flag(span, mention, other_day, confidence, True))
             continue
         in_snippet = [m for m in same_kind if m.key in snippet_keys]
+        if not in_snippet and (other_year := _other_year(mention, same_kind)) is not None:
+            # the one date of the claim's day and month: the claim's own score, a repair
+            flags.append(date_flag(span, mention, other_year, confidence, True))
+            continue
         pick = in_snippet[0] if in_snippet else same_kind[0]
         sure = max(confidence, VALUE_CONFIDENCE) if in_snippet else confidence
         flags.append(date_flag(span, mention, pick, sure, bool(in_snippet)))
@@ -398,10 +423,17 @@ def nonexistent_entity_flags(
         if mention_in(mention, joined, text=claim_text):
             continue
         is_name = mention.kind is MentionKind.NAME
+        told = snippet
         if is_name:
             value = evidence_spelling(mention.text, snippet)
         else:
             value = evidence_number(claim_text, mention, snippet)
+            if value is None and mention.kind is MentionKind.DATE:
+                # the documents' one date on the claim's day and month, in another year
+                other_year = _other_year(mention, find_mentions(joined))
+                if other_year is not None:
+                    value = written_like(mention.text, other_year.text)
+                    told = _sentence_around(joined, other_year.start, other_year.end)
         flags.append(
             _flag(
                 HallucinationType.NONEXISTENT_ENTITY
@@ -421,13 +453,26 @@ def nonexistent_entity_flags(
                     if value
                     else ""
                 ),
-                evidence=snippet if value else None,
+                evidence=told if value else None,
                 suggestion=f"the evidence says {value}" if value else None,
                 claim_index=index,
                 replacement=value,
             )
         )
     return flags
+
+
+_SENTENCE_END = re.compile(r"[.!?\n]\s")
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    """The stretch of ``text`` around ``[start, end)`` between the sentence ends before and
+    after it (at most 300 characters each side)."""
+    before = [m.end() for m in _SENTENCE_END.finditer(text, max(0, start - 300), start)]
+    after = _SENTENCE_END.search(text, end, end + 300)
+    return text[
+        before[-1] if before else max(0, start - 300) : after.start() + 1 if after else end + 300
+    ].strip()
 
 
 SPELLING_MIN_LETTERS = 5

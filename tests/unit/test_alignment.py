@@ -12,6 +12,7 @@ from guardrail.hallucination.alignment import (
     AlignmentIndex,
     NameMismatch,
     align,
+    cased_like,
     claim_alignment,
     name_mismatches,
     unplaced_names,
@@ -534,3 +535,14 @@ def test_a_short_claims_moved_date_is_found_and_repaired_where_its_names_align_i
     assert [f.replacement for f in found.flags if f.replacement] == ["24 January 1957"]
     told = _detect_values("Smith died in Blackville, New Brunswick, on 24 January 1957.", passage)
     assert told.claims[0].status is ClaimStatus.SUPPORTED and told.flags == []
+
+
+def test_a_name_repair_takes_the_claims_casing_but_keeps_acronyms() -> None:
+    assert cased_like("Mustaine", "ARCH ENEMY") == "Arch Enemy"
+    assert cased_like("Dusky", "MEGADETH") == "Megadeth"
+    assert cased_like("Microsoft", "FBI") == "FBI"  # an acronym stays
+    assert cased_like("NASA", "ARCH ENEMY") == "ARCH ENEMY"  # the claim writes capitals too
+    assert cased_like("Tampa", "Arch Enemy") == "Arch Enemy"
+    at = "Opeth and Tampa".index("Tampa")
+    m = NameMismatch("Tampa", at, at + 5, "ORG", "ARCH ENEMY", "with ARCH ENEMY", 5, 15, True)
+    assert m.candidate == "Arch Enemy" and m.evidence_name == "ARCH ENEMY"

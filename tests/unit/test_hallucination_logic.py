@@ -244,6 +244,27 @@ def test_a_full_date_on_another_day_of_the_evidences_month_is_flagged_and_repair
     assert build.temporal_flags(r, c, 0, two, "", 0.4) == []
 
 
+def test_a_full_date_on_the_evidences_day_and_month_in_another_year_is_repaired() -> None:
+    r = "He signed with Cavalry FC on January 23, 2018."
+    c = claim_of(r, r)
+    evidence = "Calgary (January 23, 2019) - Cavalry FC welcomes four players. The league began in April 2019."
+    [flag] = build.temporal_flags(r, c, 0, evidence, "", 0.4)
+    assert (flag.content, flag.replacement, flag.confidence) == (
+        "January 23, 2018",
+        "January 23, 2019",
+        0.4,
+    )
+    # two years on that day and month: a finding without a repair
+    two = evidence + " A year before, on January 23, 2017, he left."
+    [flag] = build.temporal_flags(r, c, 0, two, "", 0.4)
+    assert flag.replacement is None
+    # a date found in no passage takes the documents' one date on its day and month
+    [fabricated] = build.nonexistent_entity_flags(r, c, 0, ["Intro text.", evidence])
+    assert fabricated.replacement == "January 23, 2019"
+    assert fabricated.evidence == "Calgary (January 23, 2019) - Cavalry FC welcomes four players."
+    assert build.nonexistent_entity_flags(r, c, 0, [two])[0].replacement is None
+
+
 def test_a_month_is_not_compared_with_a_year_alone() -> None:
     r = "It opened in July."
     c = claim_of(r, r)
