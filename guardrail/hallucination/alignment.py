@@ -40,7 +40,21 @@ swap. Alignment looks where the claim's fact is told:
    "Later, Chicago measured the levels" / "In the trial Miller carefully measured the levels").
    It takes the place of a mismatch of rules 3–4 without a candidate. Where the sentence has
    several names left over and one of them stands in that place, the claim's name is flagged
-   with it, without a repair (``FLAG_IN_SLOT``).
+   with it, without a repair (``FLAG_IN_SLOT``);
+6. the **question's subject** (``QUERY_NAMES``): a name of the claim absent from where the
+   rest of the claim is told (only that name and the values masked), where an aligned sentence
+   has a name of the question in its place once the words are matched (``mapped_slot``), a
+   name the claim does not give: the answer put another name of the documents where the
+   question's subject stands ("The major impact Interscope had" for "Why does Eminem praise
+   Dr Dre?" against "the major impact Dre had");
+7. **one name in the exact place** (``EXACT_SLOT``): the same, where the best aligned sentence
+   has exactly one proper name and nothing else in the claim's name's place, whatever the
+   question ("Greece, for example, was Germany to some folks" against "Germany, for example,
+   was Germany to some folks"), unless that name is one the claim gives elsewhere and the
+   sentence gives only there ("White … by DIIV" against "with producer Chet White"). Rules 6
+   and 7 repair, and take the place of a mismatch of
+   rules 3–5 without a candidate. A repair takes the claim's casing (:func:`cased_like`: a
+   heading's "ARCH ENEMY" is put in as "Arch Enemy").
 
 A checked name of the claim that the documents state only outside its region, with no rival
 in its place, raises no flag but counts as a missing specific in the calibration features
@@ -118,6 +132,9 @@ none on the unedited sentences; as a repair it delivered four wrong names for on
 the one name of the best aligned sentence absent from the claim, standing in its place (chosen on
 the one-fact-edit benchmark's dev split: without "in its place", 3 more repairs and 4 wrong
 names delivered; with only the names in its place counted, 1 more and 4 wrong)."""
+EXACT_SLOT = True
+"""Rule 7 (:func:`_exact_slot_swaps`): one proper name and nothing else in the claim's name's
+place."""
 QUERY_NAMES = True
 """Rule 6 (:func:`_query_name_swaps`): the question's subject in the claim's name's place."""
 REGION_OTHERS = True
@@ -372,6 +389,13 @@ def name_mismatches(
         later += [left] if left is not None else []
     if QUERY_NAMES and index.query:
         later += _query_name_swaps(claim_text, proper, aligned_without, index, nlp)
+    if EXACT_SLOT:
+        taken = {(m.start, m.end) for m in later}
+        later += [
+            m
+            for m in _exact_slot_swaps(claim_text, proper, aligned_without, index, nlp)
+            if (m.start, m.end) not in taken
+        ]
     for extra in later:
         covering = [m for m in found if m.start < extra.end and extra.start < m.end]
         if not covering:
@@ -379,6 +403,79 @@ def name_mismatches(
         elif len(covering) == 1 and covering[0].candidate is None:
             found[found.index(covering[0])] = extra
     return sorted(found, key=lambda m: m.start)
+
+
+def _exact_slot_swaps(
+    claim_text: str,
+    proper: list[ProperName],
+    aligned_without: Callable[[ProperName], Alignment | None],
+    index: AlignmentIndex,
+    nlp: Any,
+) -> list[NameMismatch]:
+    """Rule 7: a name of the claim (a name of the documents, not of the question) absent from
+    where the rest of the claim is told (``aligned_without``), where the best aligned sentence,
+    its words matched with the claim's (:func:`~guardrail.hallucination.names.mapped_slot`),
+    has exactly one proper name and nothing else in the claim's name's place ("Greece, for
+    example, was Germany to some folks" against "Germany, for example, was Germany to some
+    folks"): that name, which the claim does not give elsewhere in its place, is the repair."""
+    found: list[NameMismatch] = []
+    for name in proper:
+        if (
+            not checkable(name.text)
+            or (index.query and named_in(name.text, index.query))
+            or not name_stands_in(name.text, index.joined)
+        ):
+            continue
+        alignment = aligned_without(name)
+        if alignment is None or name_stands_in(name.text, alignment.region_text):
+            continue
+        sentence = alignment.best
+        span = bare_span(name.text, name.start_char)
+        slot = mapped_slot(claim_text, span, sentence.text)
+        if slot is None:
+            continue
+        place = _bare_slot(sentence.text, slot)
+        exact = [
+            r
+            for r in proper_names(nlp, sentence.text)
+            if bare_span(r.text, r.start_char) == place
+            and checkable(r.text)
+            and _told_apart(r, name, proper, sentence.text)
+        ]
+        if len(exact) == 1:
+            found.append(_swap(name, claim_text, exact[0], sentence.text, True))
+    return found
+
+
+def _told_apart(
+    rival: ProperName, name: ProperName, proper: list[ProperName], sentence: str
+) -> bool:
+    """Whether ``rival`` names something other than the claim's other names: when it is one of
+    them (or an alias: "Chet White" of the claim's "White"), the sentence gives that name again
+    outside ``rival``'s place ("Germany, for example, was Germany")."""
+    others = [n for n in proper if n is not name and aliases(rival.text, n.text)]
+    rest = masked(sentence, [(rival.start_char, rival.end_char)])
+    return all(name_stands_in(n.text, rest) for n in others)
+
+
+_SLOT_HEAD = re.compile(r"(?:the\s+|[\s,;:'’\"“”()]+)", re.IGNORECASE)
+_SLOT_TAIL = re.compile(r"(?:['’]s|[\s,;:'’\"“”()]+)$")
+"""An article or punctuation at the head of a slot; a possessive or punctuation at its tail."""
+
+
+def _bare_slot(text: str, slot: tuple[int, int]) -> tuple[int, int]:
+    """``slot`` of ``text`` without an article, a possessive and punctuation at its edges."""
+    start, end = slot
+    while start < end:
+        piece = text[start:end]
+        head, tail = _SLOT_HEAD.match(piece), _SLOT_TAIL.search(piece)
+        if head is not None and head.end():
+            start += head.end()
+        elif tail is not None and tail.start() < len(piece):
+            end = start + tail.start()
+        else:
+            break
+    return start, end
 
 
 def _query_name_swaps(

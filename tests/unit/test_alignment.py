@@ -546,3 +546,48 @@ def test_a_name_repair_takes_the_claims_casing_but_keeps_acronyms() -> None:
     at = "Opeth and Tampa".index("Tampa")
     m = NameMismatch("Tampa", at, at + 5, "ORG", "ARCH ENEMY", "with ARCH ENEMY", 5, 15, True)
     assert m.candidate == "Arch Enemy" and m.evidence_name == "ARCH ENEMY"
+
+
+def test_one_name_and_nothing_else_in_the_claims_place_is_the_repair() -> None:
+    # the kind rule sees two places in the sentence and names no repair; matched word by word,
+    # the claim's name stands exactly where the sentence's first "Germany" stands (rule 7)
+    labels = {**LABELS, "Greece": "GPE", "Deutschland": "GPE", "Mental Floss": "ORG"}
+
+    def parse(t: str) -> _Doc:
+        return fake_nlp(t, labels)
+
+    text = [
+        "Mental Floss explains the names. Greece has its own story.",
+        "Germany, for example, was Germany to some folks long before the country united and "
+        "called itself Deutschland.",
+    ]
+    claim = (
+        "Greece, for example, was Germany to some folks long before the country united and "
+        "called itself Deutschland."
+    )
+    [m] = name_mismatches(claim, AlignmentIndex.of(text), parse)
+    assert (m.claim_name, m.candidate, m.evidence_start) == ("Greece", "Germany", 0)
+    # the claim's own name in its place: nothing to repair
+    assert (
+        name_mismatches(claim.replace("Greece", "Germany", 1), AlignmentIndex.of(text), parse) == []
+    )
+    # a slot holding more than one name (or other words) is no exact place
+    wider = [text[0], text[1].replace("Germany,", "Germany and Deutschland,", 1)]
+    assert all(m.candidate is None for m in name_mismatches(claim, AlignmentIndex.of(wider), parse))
+
+
+def test_a_name_in_the_exact_place_that_the_claim_gives_elsewhere_is_no_repair() -> None:
+    # "White" of the claim is the sentence's "Chet White": the name in DIIV's place is one of
+    # the claim's own names, which the sentence gives nowhere else
+    labels = {**LABELS, "White": "PERSON", "Chet White": "PERSON", "DIIV": "ORG"}
+
+    def parse(t: str) -> _Doc:
+        return fake_nlp(t, labels)
+
+    text = [
+        "In the summer of 2013, a recording session with producer Chet White was scrapped.",
+        "DIIV released a record later.",
+    ]
+    claim = "In 2013, White said a recording session with producer DIIV was scrapped."
+    found = name_mismatches(claim, AlignmentIndex.of(text), parse)
+    assert all(m.candidate != "Chet White" for m in found)
