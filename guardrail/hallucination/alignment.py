@@ -52,7 +52,9 @@ swap. Alignment looks where the claim's fact is told:
    question ("Greece, for example, was Germany to some folks" against "Germany, for example,
    was Germany to some folks"), unless that name is one the claim gives elsewhere and the
    sentence gives only there ("White … by DIIV" against "with producer Chet White"). Rules 6
-   and 7 repair, and take the place of a mismatch of
+   and 7 repair (a name cut from a longer capitalised run, "Dope" of "Straight Dope", is not
+   theirs to repair, nor does an untagged run of capitals, a heading's "Become President",
+   repair a tagged name), and take the place of a mismatch of
    rules 3–5 without a candidate. A repair takes the claim's casing (:func:`cased_like`: a
    heading's "ARCH ENEMY" is put in as "Arch Enemy").
 
@@ -422,6 +424,7 @@ def _exact_slot_swaps(
     for name in proper:
         if (
             not checkable(name.text)
+            or _cut_short(name, claim_text)
             or (index.query and named_in(name.text, index.query))
             or not name_stands_in(name.text, index.joined)
         ):
@@ -440,11 +443,23 @@ def _exact_slot_swaps(
             for r in proper_names(nlp, sentence.text)
             if bare_span(r.text, r.start_char) == place
             and checkable(r.text)
+            and (r.label_ or not name.label_)
             and _told_apart(r, name, proper, sentence.text)
         ]
         if len(exact) == 1:
             found.append(_swap(name, claim_text, exact[0], sentence.text, True))
     return found
+
+
+_CAPITALISED_BEFORE = re.compile(r"([A-Z][\w'’&-]*)\s$")
+
+
+def _cut_short(name: ProperName, text: str) -> bool:
+    """Whether ``name`` is the tail of a longer capitalised run of ``text`` ("Dope" of a
+    sentence's "Straight Dope"): a repair of it alone would leave the run's head behind. A
+    capitalised function word before it ("In Chicago") is no part of it."""
+    before = _CAPITALISED_BEFORE.search(text, max(0, name.start_char - 40), name.start_char)
+    return before is not None and bool(content_words(before.group(1)))
 
 
 def _told_apart(
@@ -496,6 +511,7 @@ def _query_name_swaps(
     for name in proper:
         if (
             not checkable(name.text)
+            or _cut_short(name, claim_text)
             or named_in(name.text, index.query)
             or not name_stands_in(name.text, index.joined)
         ):
@@ -514,6 +530,7 @@ def _query_name_swaps(
                 if r.start_char < slot[1]
                 and slot[0] < r.end_char
                 and checkable(r.text)
+                and (r.label_ or not name.label_)
                 and named_in(r.text, index.query)
                 and not named_in(r.text, claim_text)
                 and not any(aliases(r.text, n.text) for n in proper)

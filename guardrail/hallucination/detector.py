@@ -414,7 +414,7 @@ def _mismatches(
             moved = value_mismatches(c.text, located[0], judging.region_values, spans)
         elif VALUES_BY_NAMES and (region := value_alignment(c.text, aligned)) is not None:
             # aligned by its names: only a single rival in the value's slot says it was moved
-            found = value_mismatches(c.text, region, judging.region_values, spans)
+            found = value_mismatches(c.text, region, judging.region_values, spans, by_names=True)
             moved = [m for m in found if m.candidate is not None]
     flipped = None
     if config.polarity_check and english and located is not None:

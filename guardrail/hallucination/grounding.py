@@ -64,7 +64,7 @@ from guardrail.hallucination.alignment import (
 from guardrail.hallucination.calibration import _stem, content_words
 from guardrail.hallucination.names import LONG_RUN, agreeing_run, name_context, same_slot
 from guardrail.hallucination.value_reading import Value, clauses, ranges_in, scalar, values_in
-from guardrail.text.mentions import MentionKind
+from guardrail.text.mentions import MentionKind, find_mentions
 from guardrail.text.values import written_like
 
 __all__ = [
@@ -178,21 +178,25 @@ def value_mismatches(
     alignment: Alignment,
     values: RegionValues,
     names: Sequence[tuple[int, int]] = (),
+    by_names: bool = False,
 ) -> list[ValueMismatch]:
     """The values of ``claim_text`` that its evidence region does not state (module docstring).
-    ``names``: spans of the claim's names (masked where the claim's words are compared)."""
+    ``names``: spans of the claim's names (masked where the claim's words are compared).
+    ``by_names``: the region was found by the claim's names (a claim too short to align
+    without them), so a rival's clause must share a word of the claim besides its names."""
     found: list[ValueMismatch] = []
     claimed = values_in(claim_text)
     if not claimed:
         return found
     region = alignment.region
     blanked = masked(claim_text, [*names, *((v.mention.start, v.mention.end) for v in claimed)])
-    stems = {
-        _stem(w)
-        for w in content_words(
-            masked(claim_text, [(v.mention.start, v.mention.end) for v in claimed])
-        )
-    }
+    told = [(v.mention.start, v.mention.end) for v in claimed]
+    if by_names:
+        told += [
+            *names,
+            *((m.start, m.end) for m in find_mentions(claim_text) if m.kind is MentionKind.NAME),
+        ]
+    stems = {_stem(w) for w in content_words(masked(claim_text, told))}
     quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(claim_text)]
     spans = ranges_in(claim_text, claimed)
     for value in claimed:

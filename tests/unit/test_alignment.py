@@ -591,3 +591,45 @@ def test_a_name_in_the_exact_place_that_the_claim_gives_elsewhere_is_no_repair()
     claim = "In 2013, White said a recording session with producer DIIV was scrapped."
     found = name_mismatches(claim, AlignmentIndex.of(text), parse)
     assert all(m.candidate != "Chet White" for m in found)
+
+
+def test_a_name_cut_from_a_longer_capitalised_run_is_not_repaired_alone() -> None:
+    from guardrail.hallucination.alignment import _cut_short
+    from guardrail.hallucination.names import ProperName
+
+    text = "Straight Dope is in a place. In Chicago, Miller found it. The Acme firm grew."
+    at = text.index
+    assert _cut_short(ProperName("Dope", "", at("Dope"), at("Dope") + 4), text)
+    # a capitalised function word ("In", "The") before a name is no part of it
+    assert not _cut_short(ProperName("Chicago", "GPE", at("Chicago"), at("Chicago") + 7), text)
+    assert not _cut_short(ProperName("Acme", "ORG", at("Acme"), at("Acme") + 4), text)
+    assert not _cut_short(ProperName("Miller", "PERSON", at("Miller"), at("Miller") + 6), text)
+
+
+def test_an_untagged_run_of_capitals_does_not_repair_a_tagged_name_by_its_exact_place() -> None:
+    from guardrail.hallucination.alignment import _exact_slot_swaps
+    from guardrail.hallucination.names import proper_names
+
+    labels = {**LABELS, "Greece": "GPE"}
+    text = [
+        "Greece has a long history. Rome was far away.",
+        "In the trial Become President carefully measured the levels of the new drug.",
+    ]
+    claim = "In the trial Greece carefully measured the levels of the new drug."
+    index = AlignmentIndex.of(text)
+
+    def swaps(parse: Any) -> list[str | None]:
+        proper = proper_names(parse, claim)
+        without = [(claim.index("Greece"), claim.index("Greece") + 6)]
+        return [
+            m.candidate
+            for m in _exact_slot_swaps(
+                claim, proper, lambda n: align(claim, without, index), index, parse
+            )
+        ]
+
+    # the heading's run, untagged, stands exactly in the tagged "Greece"'s place: no repair
+    assert swaps(lambda t: fake_nlp(t, labels)) == []
+    # tagged as a name, it is the repair
+    tagged = {**labels, "Become President": "PERSON"}
+    assert swaps(lambda t: fake_nlp(t, tagged)) == ["Become President"]

@@ -524,3 +524,21 @@ def test_a_short_claims_values_are_grounded_where_its_names_align_it() -> None:
     assert [(m.claim_value, m.candidate) for m in found] == [("24 January 1902", "24 January 1957")]
     told = claim.replace("1902", "1957")
     assert value_mismatches(told, region, RegionValues(index)) == []
+
+
+def test_a_region_found_by_names_needs_a_rival_told_with_the_claims_other_words() -> None:
+    from guardrail.hallucination.alignment import value_alignment
+
+    passage = (
+        "Ironworking came to North Africa with traders. "
+        "North Africa fell to Rome in 30 BCE, after long wars."
+    )
+    index = AlignmentIndex.of([passage])
+    claim = "Ironworking reached North Africa in 800 BCE."
+    region = value_alignment(claim, index)
+    assert region is not None
+    # found by its names, the region's "30 BCE" tells another fact (no word of the claim
+    # besides its names): no rival; read as an ordinary region, it is one
+    assert value_mismatches(claim, region, RegionValues(index), by_names=True) == []
+    found = value_mismatches(claim, region, RegionValues(index))
+    assert [m.evidence_value for m in found] == ["30"]
