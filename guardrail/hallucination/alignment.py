@@ -51,12 +51,13 @@ swap. Alignment looks where the claim's fact is told:
    has exactly one proper name and nothing else in the claim's name's place, whatever the
    question ("Greece, for example, was Germany to some folks" against "Germany, for example,
    was Germany to some folks"), unless that name is one the claim gives elsewhere and the
-   sentence gives only there ("White … by DIIV" against "with producer Chet White"). Rules 6
-   and 7 repair (a name cut from a longer capitalised run, "Dope" of "Straight Dope", is not
-   theirs to repair, nor does an untagged run of capitals, a heading's "Become President",
-   repair a tagged name), and take the place of a mismatch of
-   rules 3–5 without a candidate. A repair takes the claim's casing (:func:`cased_like`: a
-   heading's "ARCH ENEMY" is put in as "Arch Enemy").
+   sentence gives only there ("White … by DIIV" against "with producer Chet White").
+
+Rules 6 and 7 repair, and take the place of a mismatch of rules 3–5 without a candidate; a
+name cut from a longer capitalised run ("Dope" of "Straight Dope") is not theirs to repair,
+nor does an untagged run of capitals (a heading's "Become President") repair a tagged name. A
+repair takes the claim's casing (:func:`cased_like`: a heading's "ARCH ENEMY" is put in as
+"Arch Enemy").
 
 A checked name of the claim that the documents state only outside its region, with no rival
 in its place, raises no flag but counts as a missing specific in the calibration features
@@ -366,7 +367,7 @@ def name_mismatches(
 
     def aligned_without(name: ProperName) -> Alignment | None:
         """Where the rest of the claim is told: :func:`align` with only ``name`` and the
-        claim's values masked (rules 4 and 6, once per name)."""
+        claim's values masked (rules 4, 6 and 7; once per name)."""
         key = (name.start_char, name.end_char)
         if key not in without:
             without[key] = align(claim_text, [*values, key], index)
@@ -502,11 +503,12 @@ def _query_name_swaps(
 ) -> list[NameMismatch]:
     """Rule 6: a name of the claim (a name of the documents, not of the question) absent from
     where the rest of the claim is told (``aligned_without``: :func:`align` with only that name
-    and the claim's values masked), where an aligned sentence names what the question asks about, once the
-    two sentences' words are matched (:func:`~guardrail.hallucination.names.mapped_slot`), and
-    the claim does not name it: the answer put another name of the documents in place of the
-    question's subject ("This is due to the major impact Interscope had on Eminem's career."
-    for "Why does Eminem give so much praise to Dr Dre?" against "the major impact Dre had")."""
+    and the claim's values masked), where an aligned sentence names what the question asks
+    about, once the two sentences' words are matched
+    (:func:`~guardrail.hallucination.names.mapped_slot`), and the claim does not name it: the
+    answer put another name of the documents in place of the question's subject ("This is due
+    to the major impact Interscope had on Eminem's career." for "Why does Eminem give so much
+    praise to Dr Dre?" against "the major impact Dre had")."""
     found: list[NameMismatch] = []
     for name in proper:
         if (
@@ -687,8 +689,8 @@ def _slot_mismatch(
     nlp: Any,
 ) -> NameMismatch | None:
     """The slot rule: where the rest of the claim is told (``aligned_without``: :func:`align`
-    with only ``name`` and the claim's values masked), an aligned sentence gives another proper name, of any
-    kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
+    with only ``name`` and the claim's values masked), an aligned sentence gives another proper
+    name, of any kind, in the place of ``name`` (:func:`same_slot`); ``name`` being a name of the
     documents, not of the query, and the sentence not listing the two together."""
     if (index.query and named_in(name.text, index.query)) or not name_stands_in(
         name.text, index.joined

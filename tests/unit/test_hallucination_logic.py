@@ -247,7 +247,10 @@ def test_a_full_date_on_another_day_of_the_evidences_month_is_flagged_and_repair
 def test_a_full_date_on_the_evidences_day_and_month_in_another_year_is_repaired() -> None:
     r = "He signed with Cavalry FC on January 23, 2018."
     c = claim_of(r, r)
-    evidence = "Calgary (January 23, 2019) - Cavalry FC welcomes four players. The league began in April 2019."
+    evidence = (
+        "Calgary (January 23, 2019) - Cavalry FC welcomes four players. "
+        "The league began in April 2019."
+    )
     [flag] = build.temporal_flags(r, c, 0, evidence, "", 0.4)
     assert (flag.content, flag.replacement, flag.confidence) == (
         "January 23, 2018",
