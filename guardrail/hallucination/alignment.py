@@ -239,10 +239,18 @@ class NameMismatch:
     @property
     def candidate(self) -> str | None:
         """The name a repair puts in place of the claim's (``None``: no single candidate), in
-        the claim's casing (:func:`cased_like`)."""
-        if (self.plain and not self.near) or self.slotted:
-            return cased_like(self.claim_name, self.evidence_name)
-        return None
+        the claim's casing (:func:`cased_like`), without a comma or colon the tagger left at its
+        edge; not a name with a word of digits in it where the claim's has none."""
+        if not ((self.plain and not self.near) or self.slotted):
+            return None
+        name = self.evidence_name.strip(" ,;:")
+        if _DIGIT.search(name) and not _DIGIT.search(self.claim_name):
+            return None  # a page's run with a number word in it ("John Phillips 0") is no name
+        return cased_like(self.claim_name, name) if name else None
+
+
+_DIGIT = re.compile(r"(?<!\S)\d+(?!\S)")
+"""A word of digits alone ("0" of "John Phillips 0"; not "OR6A2")."""
 
 
 _SHOUTED_WORD = re.compile(r"[A-Z][A-Z'’&.-]*")

@@ -633,3 +633,13 @@ def test_an_untagged_run_of_capitals_does_not_repair_a_tagged_name_by_its_exact_
     # tagged as a name, it is the repair
     tagged = {**labels, "Become President": "PERSON"}
     assert swaps(lambda t: fake_nlp(t, tagged)) == ["Become President"]
+
+
+def test_a_repair_name_loses_edge_punctuation_and_a_run_with_a_number_word_is_none() -> None:
+    def mismatch(evidence_name: str, claim_name: str = "Tampa") -> NameMismatch:
+        return NameMismatch(claim_name, 0, len(claim_name), "ORG", evidence_name, "", 0, 0, True)
+
+    assert mismatch("Machine Head,").candidate == "Machine Head"
+    assert mismatch("John Phillips 0").candidate is None  # a page's run, not a name
+    assert mismatch("OR6A2").candidate == "OR6A2"  # digits inside a name are part of it
+    assert mismatch("Route 66", "Route 9").candidate == "Route 66"
