@@ -431,15 +431,8 @@ def _exact_slot_swaps(
     folks"): that name, which the claim does not give elsewhere in its place, is the repair."""
     found: list[NameMismatch] = []
     for name in proper:
-        if (
-            not checkable(name.text)
-            or _cut_short(name, claim_text)
-            or (index.query and named_in(name.text, index.query))
-            or not name_stands_in(name.text, index.joined)
-        ):
-            continue
-        alignment = aligned_without(name)
-        if alignment is None or name_stands_in(name.text, alignment.region_text):
+        alignment = _told_without(name, claim_text, aligned_without, index)
+        if alignment is None:
             continue
         sentence = alignment.best
         span = bare_span(name.text, name.start_char)
@@ -458,6 +451,28 @@ def _exact_slot_swaps(
         if len(exact) == 1:
             found.append(_swap(name, claim_text, exact[0], sentence.text, True))
     return found
+
+
+def _told_without(
+    name: ProperName,
+    claim_text: str,
+    aligned_without: Callable[[ProperName], Alignment | None],
+    index: AlignmentIndex,
+) -> Alignment | None:
+    """Where the rest of the claim is told, when ``name`` is one rules 6 and 7 may repair: a
+    checkable name of the documents, not of the question, not cut from a longer capitalised
+    run, and absent from that region; ``None`` otherwise."""
+    if (
+        not checkable(name.text)
+        or _cut_short(name, claim_text)
+        or (index.query and named_in(name.text, index.query))
+        or not name_stands_in(name.text, index.joined)
+    ):
+        return None
+    alignment = aligned_without(name)
+    if alignment is None or name_stands_in(name.text, alignment.region_text):
+        return None
+    return alignment
 
 
 _CAPITALISED_BEFORE = re.compile(r"([A-Z][\w'’&-]*)\s$")
@@ -519,15 +534,8 @@ def _query_name_swaps(
     praise to Dr Dre?" against "the major impact Dre had")."""
     found: list[NameMismatch] = []
     for name in proper:
-        if (
-            not checkable(name.text)
-            or _cut_short(name, claim_text)
-            or named_in(name.text, index.query)
-            or not name_stands_in(name.text, index.joined)
-        ):
-            continue
-        alignment = aligned_without(name)
-        if alignment is None or name_stands_in(name.text, alignment.region_text):
+        alignment = _told_without(name, claim_text, aligned_without, index)
+        if alignment is None:
             continue
         span = bare_span(name.text, name.start_char)
         for sentence in sorted(alignment.aligned, key=lambda s: s is not alignment.best):
