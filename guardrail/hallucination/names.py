@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
-from guardrail.text.mentions import _sentence_initial, normalise
+from guardrail.text.mentions import _sentence_initial, normalise, same_stem
 
 NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT"})
 """spaCy labels of the names that are checked against another name of the same kind."""
@@ -61,21 +61,6 @@ def distinctive(name: str) -> list[str]:
     ]
 
 
-def _same_stem(a: str, b: str) -> bool:
-    """A demonym and its place, or two forms of one name: ``German`` / ``Germany``,
-    ``Chinese`` / ``China``, ``Canadian`` / ``Canada`` (a shared start of 4+ letters covering
-    most of the shorter word)."""
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return True
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n >= 4 and n >= 0.7 * min(len(a), len(b))
-
-
 def name_stands_in(name: str, text: str) -> bool:
     """Whether ``name`` or an alias of it stands in ``text``: the whole name (case, spaces and
     commas aside), one of its distinctive words as a capitalised word of ``text`` (a surname, a
@@ -87,7 +72,7 @@ def name_stands_in(name: str, text: str) -> bool:
     if not words:
         return False
     there = _capitalised_words(text)
-    return any(_same_stem(w, t) for w in words for t in there)
+    return any(same_stem(w, t) for w in words for t in there)
 
 
 _CAP_WORD = r"(?:[A-Z]\.){2,}|[A-Z](?:[\w&'’-]*[\w&])?"
@@ -273,7 +258,7 @@ def named_in(name: str, text: str) -> bool:
         return True
     there = _capitalised_words(text)
     return any(
-        _same_stem(w, t) for w in _words(name) if len(w) >= 4 and w[:1].isupper() for t in there
+        same_stem(w, t) for w in _words(name) if len(w) >= 4 and w[:1].isupper() for t in there
     )
 
 

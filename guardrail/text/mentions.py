@@ -110,6 +110,21 @@ def normalise(text: str) -> str:
     return _SPACES_COMMAS.sub("", text.lower()).rstrip(".")
 
 
+def same_stem(a: str, b: str) -> bool:
+    """A demonym and its place, or two forms of one name: ``German`` / ``Germany``,
+    ``Chinese`` / ``China``, ``Canadian`` / ``Canada`` (a shared start of 4+ letters covering
+    most of the shorter word)."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 4 and n >= 0.7 * min(len(a), len(b))
+
+
 def years(text: str) -> list[str]:
     """The four-digit years in ``text`` (:data:`~guardrail.text.values.YEAR_PATTERN`), in order."""
     return _YEAR.findall(text)
@@ -229,7 +244,41 @@ def mention_in(
         return True
     from rapidfuzz import fuzz
 
-    return fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio
+    if fuzz.partial_ratio(mention.text.lower(), evidence.lower()) >= name_ratio:
+        return True
+    return COMPOSED_NAMES and _composed_of(mention.text, evidence)
+
+
+COMPOSED_NAMES = True
+"""A name the tagger ran together from names of the evidence, or with a function word before
+it, occurs (:func:`_composed_of`); chosen on the one-fact-edit benchmark's dev split."""
+
+_NAME_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W_]+")
+"""A word of a name: an acronym with dots ("A.V."), else a run of letters and digits ("R0")."""
+_JOINING_WORDS = frozenset({"of", "the", "and", "de", "for", "a", "an"})
+
+
+def _composed_of(name: str, evidence: str) -> bool:
+    """Whether every capitalised word of ``name`` (but a function word: "When Dre", "The R0 of
+    Ebola") is a capitalised word of ``evidence``: a name the tagger ran together from the
+    evidence's own names ("named Germany Allemagne", "the United States Supreme Court" where the
+    evidence gives "the Supreme Court" of "the United States"), not one it lacks a word of ("The
+    A.V. Club" against "the AV Club"; "Lady Marina Windsor" where no "Marina" is capitalised)."""
+    words = [
+        w
+        for w in _NAME_TOKEN.findall(name)
+        if w[:1].isupper() and w not in _STOP_CAPITALS and w.lower() not in _JOINING_WORDS
+    ]
+    there = _capitalised_tokens(evidence)
+    return bool(words) and all(
+        w.lower() in there or (len(w) >= 4 and any(same_stem(w, t) for t in there)) for w in words
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _capitalised_tokens(evidence: str) -> frozenset[str]:
+    """The capitalised words of ``evidence`` (:data:`_NAME_TOKEN`), lower-cased."""
+    return frozenset(w.lower() for w in _NAME_TOKEN.findall(evidence) if w[:1].isupper())
 
 
 @functools.lru_cache(maxsize=256)

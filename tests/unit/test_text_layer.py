@@ -99,6 +99,32 @@ def test_the_mention_lookup_compares_a_number_without_scale_as_written() -> None
     assert _found("It rose 2.0 points in 2020.", "It rose 2 points in 2020.") == []
 
 
+@pytest.mark.parametrize(
+    ("name", "evidence", "found"),
+    [
+        # a function word the tagger took into the name
+        ("When Dre", "Dre heard the demo in 1997 and signed him.", True),
+        ("The R0 of Ebola", "For Ebola, the R0 is about 1.5 to 2.", True),
+        # names of the evidence the tagger ran together
+        ("Germany Allemagne", "The French call Germany by the name Allemagne.", True),
+        ("the United States Supreme Court", "The Supreme Court of the United States ruled.", True),
+        # a demonym of a name of the evidence
+        ("Gaulish", "The Gauls called the tribe across the river the Germani.", True),
+        # a word of the name the evidence does not give as a name
+        ("The A.V. Club", "A review in the AV Club praised the cover.", False),
+        ("Lady Marina Windsor", "Lady Amelia Windsor left the marina at noon.", False),
+        ("Acme Robotics", "Acme sells toys.", False),
+    ],
+)
+def test_a_name_is_found_when_the_evidence_names_each_of_its_words(
+    name: str, evidence: str, found: bool
+) -> None:
+    """What the fabricated-name flag and the ``missing_specific`` feature both read."""
+    from guardrail.text.mentions import Mention, MentionKind, mention_in
+
+    assert mention_in(Mention(name, MentionKind.NAME, 0, len(name)), evidence) is found
+
+
 def _dates_found(claim_text: str, evidence: str) -> list[str]:
     return _found(claim_text, evidence, "date")
 
