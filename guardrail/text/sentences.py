@@ -28,7 +28,7 @@ from dataclasses import dataclass
 ABBREVIATIONS: frozenset[str] = frozenset(
     """mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e cf al approx dept est fig figs no nos
     vol vols ed eds inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec mon tue
-    wed thu fri sat sun gen col lt sgt capt rev hon pp p ca op a.m p.m u.s u.k u.n ph.d""".split()
+    wed thu fri sat sun gen col lt sgt capt rev hon pp p ca op a.m p.m u.s u.k u.n ph.d v c""".split()
 )
 
 CJK_TERMINATORS = "。！？!?"

@@ -32,6 +32,14 @@ def test_spans_point_into_the_source() -> None:
         ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
         ('"Is it?" she asked. Yes.', ['"Is it?" she asked.', "Yes."]),
         ("Wait... What happened? Nothing!", ["Wait...", "What happened?", "Nothing!"]),
+        (
+            'The court ruled in "Brown v. Board of Education". It held.',
+            ['The court ruled in "Brown v. Board of Education".', "It held."],
+        ),
+        (
+            "The panel dates from c. 1491. It is oak.",
+            ["The panel dates from c. 1491.", "It is oak."],
+        ),
     ],
 )
 def test_abbreviations_decimals_quotes(text: str, expected: list[str]) -> None:
