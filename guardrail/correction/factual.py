@@ -88,10 +88,15 @@ def evidence_edits(text: str, flags: list[HallucinationFlag]) -> list[Edit]:
             message=f"the evidence gives {flag.replacement!r}, not {original!r}",
             claim_index=flag.claim_index,
         )
-        edits.append(
-            Edit(flag.span.start, flag.span.end, flag.replacement, FACTUAL_PRIORITY, correction)
-        )
+        value = written_before(text, flag.span.end, flag.replacement)
+        edits.append(Edit(flag.span.start, flag.span.end, value, FACTUAL_PRIORITY, correction))
     return edits
+
+
+def written_before(text: str, end: int, value: str) -> str:
+    """``value`` as it goes into ``text`` in place of what ends at ``end``: without its final
+    dot where the text's own dot follows ("in the U.S.", not "in the U.S..")."""
+    return value[:-1] if value.endswith(".") and text.startswith(".", end) else value
 
 
 SETTLED = (

@@ -179,7 +179,10 @@ class RepairStage(_Correcting):
 
 
 def _corrected(response: str, claim: Claim, corrections: list[Correction]) -> str:
-    """The text of ``claim`` with every factual correction inside its span applied."""
+    """The text of ``claim`` with every factual correction inside its span applied, as the
+    delivered text writes it (:func:`~guardrail.correction.factual.written_before`)."""
+    from guardrail.correction.factual import written_before
+
     fixed = response[claim.span.start : claim.span.end]
     inside = [
         c
@@ -190,7 +193,7 @@ def _corrected(response: str, claim: Claim, corrections: list[Correction]) -> st
     ]
     for c in sorted(inside, key=lambda c: -c.span.start):
         a, b = c.span.start - claim.span.start, c.span.end - claim.span.start
-        fixed = fixed[:a] + c.replacement + fixed[b:]
+        fixed = fixed[:a] + written_before(fixed, b, c.replacement) + fixed[b:]
     return fixed
 
 

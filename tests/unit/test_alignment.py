@@ -153,6 +153,24 @@ def test_flag_and_repair() -> None:
     assert [(e.start, e.end, e.replacement) for e in edits] == [(0, 9, "Alice Smith")]
 
 
+def test_a_repair_ending_in_a_dot_takes_the_place_of_the_sentences_own() -> None:
+    from guardrail.correction.edits import apply_edits
+
+    response = "We contained the few cases of Ebola in the Goma."
+    sentence = "We contained the few cases of Ebola in the U.S., unlike the flu."
+    start, at = response.index("Goma"), sentence.index("U.S.")
+    m = NameMismatch("Goma", start, start + 4, "GPE", "U.S.", sentence, at, at + 4, plain=True)
+    claim = Claim(text=response, span=Span(start=0, end=len(response)))
+    flag = wrong_name_flag(response, claim, 0, m, 0.8)
+    assert flag.replacement == "U.S."
+    fixed = apply_edits(response, evidence_edits(response, [flag]))
+    assert fixed == "We contained the few cases of Ebola in the U.S."
+    mid = "Cases in the Goma rose."
+    m = NameMismatch("Goma", 13, 17, "GPE", "U.S.", sentence, at, at + 4, plain=True)
+    flag = wrong_name_flag(mid, Claim(text=mid, span=Span(start=0, end=len(mid))), 0, m, 0.8)
+    assert apply_edits(mid, evidence_edits(mid, [flag])) == "Cases in the U.S. rose."
+
+
 def _detect(name_check: bool) -> Any:
     from guardrail.config import HallucinationConfig
     from guardrail.hallucination.claims import sentence_claims
