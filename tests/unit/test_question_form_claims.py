@@ -177,6 +177,23 @@ def test_evidence_number_takes_the_one_number_in_the_same_place() -> None:
     assert pick("In 2019, 40 people came.", "In 2019, 30 people came.") == "30"
 
 
+def test_an_end_of_a_range_takes_the_end_of_the_evidence_range_sharing_the_other() -> None:
+    from guardrail.hallucination.flags import evidence_number
+    from guardrail.text.mentions import find_mentions
+
+    def pick(claim: str, number: str, snippet: str) -> str | None:
+        [mention] = [m for m in find_mentions(claim) if m.text == number]
+        return evidence_number(claim, mention, snippet)
+
+    aged = "The centre works with people aged 10-24 and 5 staff."
+    assert pick("It works with 10-31 year olds.", "31", aged) == "24"
+    assert pick("It works with 12-24 year olds.", "12", aged) == "10"
+    # the other end differs too, or two ranges share it: no repair
+    assert pick("It works with 11-31 year olds.", "31", aged) is None
+    two = "Some are aged 10-24, others 10-18, and 5 staff."
+    assert pick("It works with 10-31 year olds.", "31", two) is None
+
+
 @pytest.mark.parametrize(
     "reply", ["Which order number is it about?", "Would you like me to open a return request?"]
 )
