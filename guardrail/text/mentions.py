@@ -260,25 +260,33 @@ _JOINING_WORDS = frozenset({"of", "the", "and", "de", "for", "a", "an"})
 
 def _composed_of(name: str, evidence: str) -> bool:
     """Whether every capitalised word of ``name`` (but a function word: "When Dre", "The R0 of
-    Ebola") is a capitalised word of ``evidence``: a name the tagger ran together from the
-    evidence's own names ("named Germany Allemagne", "the United States Supreme Court" where the
-    evidence gives "the Supreme Court" of "the United States"), not one it lacks a word of ("The
-    A.V. Club" against "the AV Club"; "Lady Marina Windsor" where no "Marina" is capitalised)."""
+    Ebola") is a capitalised word of ``evidence``, or shares its stem with one (a demonym,
+    :func:`same_stem`): a name the tagger ran together from the evidence's own names ("named
+    Germany Allemagne", "the United States Supreme Court" where the evidence gives "the Supreme
+    Court" of "the United States"), not one it lacks a word of ("The A.V. Club" against "the AV
+    Club"; "Lady Marina Windsor" where no "Marina" is capitalised)."""
     words = [
         w
         for w in _NAME_TOKEN.findall(name)
         if w[:1].isupper() and w not in _STOP_CAPITALS and w.lower() not in _JOINING_WORDS
     ]
-    there = _capitalised_tokens(evidence)
+    by_start = _capitalised_tokens(evidence)
     return bool(words) and all(
-        w.lower() in there or (len(w) >= 4 and any(same_stem(w, t) for t in there)) for w in words
+        any(w.lower() == t or same_stem(w, t) for t in by_start.get(w[:4].lower(), ()))
+        for w in words
     )
 
 
 @functools.lru_cache(maxsize=256)
-def _capitalised_tokens(evidence: str) -> frozenset[str]:
-    """The capitalised words of ``evidence`` (:data:`_NAME_TOKEN`), lower-cased."""
-    return frozenset(w.lower() for w in _NAME_TOKEN.findall(evidence) if w[:1].isupper())
+def _capitalised_tokens(evidence: str) -> dict[str, frozenset[str]]:
+    """The capitalised words of ``evidence`` (:data:`_NAME_TOKEN`), lower-cased, by their first
+    four letters: a word can share a stem only with a word of the same first four
+    (:func:`same_stem`), and one of three letters or fewer is only itself."""
+    out: dict[str, set[str]] = {}
+    for w in _NAME_TOKEN.findall(evidence):
+        if w[:1].isupper():
+            out.setdefault(w[:4].lower(), set()).add(w.lower())
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 @functools.lru_cache(maxsize=256)
