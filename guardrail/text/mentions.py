@@ -222,7 +222,8 @@ def mention_in(
 
     With ``text`` (the text ``mention`` was found in), a number also occurs when the evidence
     states its value in another scale, as :func:`~guardrail.text.values.stated_number` reads
-    both (``5 million`` in a claim, ``$5m`` in the evidence; see :func:`number_in`).
+    both (``5 million`` in a claim, ``$5m`` in the evidence; see :func:`number_in`). A name
+    also occurs when each of its capitalised words is one of the evidence's (:func:`_composed_of`).
     """
     key = mention.key
     flat = _flat(evidence)  # one evidence text is searched for every mention of every claim
