@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from guardrail.hallucination.value_reading import ranges_in, values_in
 from guardrail.report import (
     HALLUCINATION_SEVERITY,
     Claim,
@@ -548,8 +549,6 @@ def _range_end(claim_text: str, mention: Mention, snippet: str) -> str | None:
     """The evidence's end of a range in the place of the claim's ``mention``, an end of a range
     of the claim, where the evidence sentence states one range with the same other end ("aged
     10-24" for "10-31 year olds"; :func:`~guardrail.hallucination.value_reading.ranges_in`)."""
-    from guardrail.hallucination.value_reading import ranges_in, values_in
-
     for _, _, _, low, high in ranges_in(claim_text, values_in(claim_text)):
         if mention.start in (low.mention.start, high.mention.start):
             at_low = mention.start == low.mention.start

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from guardrail.hallucination.alignment import AlignmentIndex, claim_alignment
+from guardrail.hallucination.alignment import Alignment, AlignmentIndex, claim_alignment
 from guardrail.hallucination.grounding import (
     RegionValues,
     ValueMismatch,
@@ -509,17 +509,23 @@ def test_a_year_told_alone_is_rivalled_by_the_year_of_a_fuller_date() -> None:
     assert _check(claim.replace("2021", "2019"), passage, names=("Nujeen Mustafa",)) == []
 
 
-def test_a_short_claims_values_are_grounded_where_its_names_align_it() -> None:
+def _aligned_by_names(claim: str, passage: str) -> tuple[Alignment, AlignmentIndex]:
+    """The region where ``claim`` aligns with its names unmasked, and the passage's index."""
     from guardrail.hallucination.alignment import value_alignment
 
+    index = AlignmentIndex.of([passage])
+    region = value_alignment(claim, index)
+    assert region is not None
+    return region, index
+
+
+def test_a_short_claims_values_are_grounded_where_its_names_align_it() -> None:
     passage = (
         "Upon retirement, the Walls returned to Canada and lived in Blackville, New Brunswick. "
         "Marion died four years later on 24 January 1957, aged 66."
     )
-    index = AlignmentIndex.of([passage])
     claim = "Smith died in Blackville, New Brunswick, on 24 January 1902."
-    region = value_alignment(claim, index)
-    assert region is not None
+    region, index = _aligned_by_names(claim, passage)
     found = value_mismatches(claim, region, RegionValues(index))
     assert [(m.claim_value, m.candidate) for m in found] == [("24 January 1902", "24 January 1957")]
     told = claim.replace("1902", "1957")
@@ -527,16 +533,12 @@ def test_a_short_claims_values_are_grounded_where_its_names_align_it() -> None:
 
 
 def test_a_region_found_by_names_needs_a_rival_told_with_the_claims_other_words() -> None:
-    from guardrail.hallucination.alignment import value_alignment
-
     passage = (
         "Ironworking came to North Africa with traders. "
         "North Africa fell to Rome in 30 BCE, after long wars."
     )
-    index = AlignmentIndex.of([passage])
     claim = "Ironworking reached North Africa in 800 BCE."
-    region = value_alignment(claim, index)
-    assert region is not None
+    region, index = _aligned_by_names(claim, passage)
     # found by its names, the region's "30 BCE" tells another fact (no word of the claim
     # besides its names): no rival; read as an ordinary region, it is one
     assert value_mismatches(claim, region, RegionValues(index), by_names=True) == []
