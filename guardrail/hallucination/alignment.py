@@ -285,12 +285,12 @@ def align(
     stems = {_stem(w) for w in content_words(masked(claim_text, specifics))}
     if len(stems) < MIN_SHARED or not index.sentences:
         return None
-    total = sum(index.weight(s) for s in stems)
+    total = math.fsum(index.weight(s) for s in stems)
     scored = []
     for sentence in index.sentences:
         shared = stems & sentence.stems
         if len(shared) >= MIN_SHARED:
-            scored.append((sum(index.weight(s) for s in shared), sentence))
+            scored.append((math.fsum(index.weight(s) for s in shared), sentence))
     if not scored:
         return None
     top = max(score for score, _ in scored)

@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import fsum
 
 from guardrail.hallucination.alignment import (
     MIN_SHARED,
@@ -515,7 +516,7 @@ def _closer_rivals(
                 continue
             words = content_words(masked(sentence.text, spans)[a:b])
             scored.append(
-                (sum(index.weight(w) for w in stems & {_stem(w) for w in words}), sentence, (a, b))
+                (fsum(index.weight(w) for w in stems & {_stem(w) for w in words}), sentence, (a, b))
             )
 
     def holds(sentence: EvidenceSentence, clause: tuple[int, int], v: Value) -> bool:
