@@ -520,15 +520,16 @@ def _number_shape(text: str) -> tuple[bool, bool]:
 
 def evidence_number(claim_text: str, mention: Mention, snippet: str) -> str | None:
     """The number the evidence sentence gives in the place of the claim's ``mention``: the one
-    number of ``snippet`` written the same way (digits, a percentage) and followed by the same
-    word ("30 days" for "90 days"), else ``None`` (no such number, or more than one)."""
+    number of ``snippet`` (read as the region's values are: "3, 700" is one number) written the
+    same way (digits, a percentage) and followed by the same word ("30 days" for "90 days"),
+    else ``None`` (no such number, or more than one)."""
     if mention.kind is not MentionKind.NUMBER or not snippet:
         return None
     unit = _unit_after(claim_text, mention.end)
     shape = _number_shape(mention.text)
     found = {
         m.text
-        for m in find_mentions(snippet)
+        for m in (v.mention for v in values_in(snippet))  # "3, 700" read as one number
         if m.kind is MentionKind.NUMBER
         and m.key != mention.key
         and _number_shape(m.text) == shape

@@ -28,8 +28,11 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    a clock time) in a clause that tells the claim's fact (sharing a content word with the claim,
    values and units aside: "since the registry began in 1988" is no rival of the year a film
    was selected), is a :class:`ValueMismatch`: the claim puts another value where the evidence
-   tells the fact. When the region gives exactly one such value (a value told twice, once
-   rounded, "$53million" and "$53,193,914", counts once) it is ``plain``: a repair candidate
+   tells the fact. An end of a range of the claim is in the slot of the end of a range of the
+   region that shares its other end ("10-40 year olds" against "aged 10-24"), whatever word
+   follows either, and the start of a range takes the range's unit. When the region gives
+   exactly one such value (a value told twice, once rounded, "$53million" and "$53,193,914",
+   counts once) it is ``plain``: a repair candidate
    the correction stage re-checks; when it gives several and exactly one stands in the claim's
    value's place (:func:`~guardrail.hallucination.names.same_slot` or a long run of equal
    words beside both, as for names), that one is. Digits are a candidate only between numbers
@@ -85,6 +88,10 @@ PLACED_RIVALS = True
 slot after a long run of them is a rival (:func:`_placed_rivals`)."""
 RIVALS_IN_REGION = True
 """Look for a competing value in the whole region, not only in the best aligned sentence."""
+RANGE_RIVALS = True
+"""An end of a range of the claim that the region does not state, where a range of the region
+shares its other end, is rivalled by that range's end ("10-40 year olds" against "aged
+10-24"), whatever word follows each (rule 3)."""
 YEARS_OF_DATES = True
 """A year told alone ("in 2021") is rivalled by the year of a fuller date of the region
 ("April 25, 2019"), compared and repaired as a year (rule 3)."""
@@ -201,8 +208,8 @@ def value_mismatches(
     quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(claim_text)]
     spans = ranges_in(claim_text, claimed)
     for value in claimed:
-        if value.number is not None and not value.number.unit:
-            continue  # a bare number has no slot
+        if value.number is not None and not value.number.unit and not _ranged(value, spans):
+            continue  # a bare number has no slot (the start of "10-24 years" has its range's)
         if any(a <= value.mention.start and value.mention.end <= b for a, b in [*quoted, *names]):
             continue  # part of a name or a quoted title ("World Cup 2018", 'the album "1989"')
         if any(_asked(value, q) for q in values.query() if q.kind is value.kind):
@@ -235,7 +242,8 @@ def value_mismatches(
             if not rivals:
                 continue
         else:
-            rivals = [
+            ends = _range_rivals(value, spans, region, values) if RANGE_RIVALS else []
+            rivals = ends or [
                 (s, v)
                 for s, v in stated
                 if _slot_rival(value, v)
@@ -374,6 +382,34 @@ def _within(
         for s in region
         for unit, low, high, _, _ in ranges_in(s.text, values.of(s))
     )
+
+
+def _ranged(value: Value, spans: Sequence[tuple[str, float, float, Value, Value]]) -> bool:
+    """Whether ``value`` ends a range of the claim that has a unit ("10" of "10-24 years")."""
+    return RANGE_RIVALS and any(unit and value in (a, b) for unit, _, _, a, b in spans)
+
+
+def _range_rivals(
+    value: Value,
+    spans: Sequence[tuple[str, float, float, Value, Value]],
+    region: Sequence[EvidenceSentence],
+    values: RegionValues,
+) -> list[tuple[EvidenceSentence, Value]]:
+    """The ends of the region's ranges that share the other end of the claim's range ending in
+    ``value`` ("24" of "aged 10-24" for the "40" of "10-40 year olds"): the same place of a
+    range of the same start (or end), another value. None when ``value`` ends no range."""
+    out: list[tuple[EvidenceSentence, Value]] = []
+    for _, _, _, low, high in spans:
+        if value is not low and value is not high:
+            continue
+        at_low = value is low
+        other = high if at_low else low
+        for s in region:
+            for _, _, _, a, b in ranges_in(s.text, values.of(s)):
+                mine, theirs = (a, b) if at_low else (b, a)
+                if other.same(theirs) and not value.same(mine) and mine.kind is value.kind:
+                    out.append((s, mine))
+    return out
 
 
 def _elsewhere(value: Value, alignment: Alignment) -> ValueMismatch:

@@ -80,6 +80,8 @@ _CAPITALISED = re.compile(
     rf"(?<![\w.&-])(?<!\w['’])(?:{_CAP_WORD})(?:\s+(?:(?:of|the|de|for)\s+)?(?:{_CAP_WORD}))*"
 )
 _ARTICLE = re.compile(r"^(?:the|The)\s+")
+_FIELD_LABEL = re.compile(r"[A-Z][A-Z ]*:(?:\s|$)")
+"""Capitals ending in a colon: a page's field label ("TITLE: ...")."""
 _ACRONYM = re.compile(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,}\b")
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 _APPOSITION = 3
@@ -146,6 +148,8 @@ def proper_names(nlp: Any, text: str) -> list[ProperName]:
             continue
         if name.lower() in _TITLES or not checkable(name) or name == "I":
             continue
+        if _FIELD_LABEL.match(text, start) and name.isupper():
+            continue  # a field's label ("TITLE:", "PUBLISHED DATETIME:"), not a name
         out.append(ProperName(name, "", start, end))
     return sorted(out, key=lambda n: n.start_char)
 

@@ -284,6 +284,13 @@ def test_proper_names_of_any_kind_and_untagged_runs() -> None:
     assert found == [("U.S.", ""), ("Secure Boot", ""), ("Bob Jones", "PERSON")]
 
 
+def test_a_field_label_in_capitals_is_no_name() -> None:
+    text = "(meta data) TITLE: Jackalopes hire a coach | PUBLISHED DATETIME: 2019-05-20 by the NAHL"
+    found = [n.text for n in proper_names(fake_nlp, text)]
+    assert "TITLE" not in found and "PUBLISHED DATETIME" not in found
+    assert "NAHL" in found  # capitals without a colon after them stay a name
+
+
 def test_same_slot_needs_a_shared_neighbour_and_a_content_word() -> None:
     assert same_slot((",", "experi", "found", "that"), ("exper", "experi", "found", "that"))
     assert same_slot(("in", "the", "and", "other"), ("in", "the", "and", "other"))

@@ -310,6 +310,27 @@ def test_a_range_holding_the_stated_value_is_grounded_and_its_ends_are_checked()
     assert _check("Asparagus pee shows up 16-29 minutes after eating the vegetable.", passage)
 
 
+def test_an_end_of_a_range_is_rivalled_by_the_end_of_the_regions_range_sharing_the_other() -> None:
+    passage = (
+        "Amman has many youth projects. The centre works with young people aged 10-24 from all "
+        "backgrounds. It opened in 2009."
+    )
+    # the word after the region's range ("from") is no unit of it: the range's place decides
+    found = _check(
+        "The centre works with young 10-40 year old people from all backgrounds.", passage
+    )
+    assert [(m.claim_value, m.evidence_value, m.candidate) for m in found] == [("40", "24", "24")]
+    # the start of the claim's range takes the range's unit: it has a slot too
+    found = _check(
+        "The centre works with young 12-24 year old people from all backgrounds.", passage
+    )
+    assert [(m.claim_value, m.candidate) for m in found] == [("12", "10")]
+    assert (
+        _check("The centre works with young 10-24 year old people from all backgrounds.", passage)
+        == []
+    )
+
+
 def test_a_value_in_a_quoted_title_is_part_of_the_name() -> None:
     passage = "As with 2014's album, the song is a highlight of the record, a college rock dream."
     claim = 'The critic deemed the song a highlight of the record "1989", a college rock dream.'
