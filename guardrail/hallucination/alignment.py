@@ -243,12 +243,17 @@ class NameMismatch:
         edge; not a name with a word of digits in it where the claim's has none."""
         if not ((self.plain and not self.near) or self.slotted):
             return None
+        if _SOURCE_LABEL.match(self.evidence_sentence, self.evidence_end):
+            return None  # a page's source ("Mental Floss (www.mentalfloss.com)"): no fact's name
         name = self.evidence_name.strip(" ,;:")
         if _DIGIT.search(name) and not _DIGIT.search(self.claim_name):
             return None  # a page's run with a number word in it ("John Phillips 0") is no name
         return cased_like(self.claim_name, name) if name else None
 
 
+_SOURCE_LABEL = re.compile(r"\s*\((?:https?://)?[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?:/[^)]*)?\)")
+"""A web address in brackets right after a name: the name is the page's source, a site's or a
+publisher's ("Mental Floss (www.mentalfloss.com)"), given where a page's title is."""
 _DIGIT = re.compile(r"(?<!\S)\d+(?!\S)")
 """A word of digits alone ("0" of "John Phillips 0"; not "OR6A2")."""
 

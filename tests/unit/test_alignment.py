@@ -668,3 +668,23 @@ def test_a_repair_name_loses_edge_punctuation_and_a_run_with_a_number_word_is_no
     assert mismatch("John Phillips 0").candidate is None  # a page's run, not a name
     assert mismatch("OR6A2").candidate == "OR6A2"  # digits inside a name are part of it
     assert mismatch("Route 66", "Route 9").candidate == "Route 66"
+
+
+def test_a_pages_source_named_before_its_web_address_is_no_repair() -> None:
+    def mismatch(sentence: str) -> NameMismatch:
+        start = sentence.index("Mental Floss")
+        return NameMismatch(
+            claim_name="Greece",
+            start=16,
+            end=22,
+            label="GPE",
+            evidence_name="Mental Floss",
+            evidence_sentence=sentence,
+            evidence_start=start,
+            evidence_end=start + len("Mental Floss"),
+            plain=True,
+        )
+
+    page = "Names of Germany | Mental Floss (www.mentalfloss.com) The Gauls named the tribe."
+    assert mismatch(page).candidate is None  # the site that published the page
+    assert mismatch("The tribe was named by Mental Floss (in 1990).").candidate == "Mental Floss"
