@@ -370,10 +370,17 @@ def temporal_flags(
             replacement=written_like(mention.text, stated.text) if repair else None,
         )
 
-    for mention in find_mentions(claim.span.slice(response)):
+    claimed = find_mentions(claim.span.slice(response))
+    for mention in claimed:
         if mention.kind not in (MentionKind.DATE, MentionKind.TIME):
             continue
-        same_kind = [m for m in evidence_mentions if m.kind is mention.kind]
+        others = [c for c in claimed if c.kind is mention.kind and c.key != mention.key]
+        # the evidence's date of another of the claim's dates is no rival of this one
+        same_kind = [
+            m
+            for m in evidence_mentions
+            if m.kind is mention.kind and not any(m.key == c.key for c in others)
+        ]
         if mention.kind is MentionKind.DATE:
             same_kind = [m for m in same_kind if _comparable(mention, m)]
         if not same_kind:

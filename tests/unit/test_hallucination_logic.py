@@ -231,6 +231,16 @@ def test_a_day_of_a_month_without_a_year_is_compared_by_its_parts(
         assert flags[0].replacement == replacement
 
 
+def test_the_evidences_date_of_another_of_the_claims_dates_is_no_rival() -> None:
+    r = "On December 20, 2018, the committee announced debates set to begin in June 2019."
+    c = claim_of(r, r)
+    evidence = "On December 20, 2018, the committee announced its plan for twelve debates."
+    # the evidence dates the announcement, which the claim states too: no date for "June 2019"
+    assert build.temporal_flags(r, c, 0, evidence, evidence, 0.9) == []
+    [flag] = build.temporal_flags(r, c, 0, evidence + " The first is in June 2020.", evidence, 0.4)
+    assert (flag.content, flag.suggestion) == ("June 2019", "the evidence says June 2020")
+
+
 def test_a_full_date_on_another_day_of_the_evidences_month_is_flagged_and_repaired() -> None:
     r = "Smith died in Blackville, New Brunswick, on 38 January 1957."
     c = claim_of(r, r)
