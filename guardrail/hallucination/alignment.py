@@ -53,6 +53,12 @@ swap. Alignment looks where the claim's fact is told:
    was Germany to some folks"), unless that name is one the claim gives elsewhere and the
    sentence gives only there ("White … by DIIV" against "with producer Chet White").
 
+8. **the abbreviation kept** (``ABBREVIATED``): a mismatch whose name the claim follows with an
+   acronym in brackets that neither that name nor the mismatch's candidate spells ("in the
+   University of Michigan (NAHL)") takes the region's one name whose capitals spell it
+   ("North American Hockey League") as its candidate: the answer swapped the name and kept
+   its abbreviation.
+
 Rules 6 and 7 repair, and take the place of a mismatch of rules 3–5 without a candidate; a
 name cut from a longer capitalised run ("Dope" of "Straight Dope") is not theirs to repair,
 nor does an untagged run of capitals (a heading's "Become President") repair a tagged name. A
@@ -91,7 +97,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from guardrail.hallucination.calibration import _stem, content_words
@@ -139,6 +145,9 @@ EXACT_SLOT = True
 """Rule 7 (:func:`_exact_slot_swaps`): one proper name and nothing else in the claim's name's
 place."""
 QUERY_NAMES = True
+ABBREVIATED = True
+"""Rule 8 (:func:`_abbreviated`): the acronym the claim gives after its name spells the
+repair."""
 """Rule 6 (:func:`_query_name_swaps`): the question's subject in the claim's name's place."""
 REGION_OTHERS = True
 """Where the best aligned sentence gives no name of the kind, look for the other name in the
@@ -418,7 +427,50 @@ def name_mismatches(
             found.append(extra)
         elif len(covering) == 1 and covering[0].candidate is None:
             found[found.index(covering[0])] = extra
+    if ABBREVIATED and alignment is not None:
+        found = [_abbreviated(m, claim_text, alignment, nlp) for m in found]
     return sorted(found, key=lambda m: m.start)
+
+
+_ABBREVIATION = re.compile(r"\s*\(([A-Z]{2,6})\)")
+"""An acronym in brackets right after a name: "the North American Hockey League (NAHL)"."""
+
+
+def _initials(name: str) -> str:
+    return "".join(w[0] for w in re.findall(r"[A-Z][\w'’-]*", name))
+
+
+def _abbreviated(
+    mismatch: NameMismatch, claim_text: str, alignment: Alignment, nlp: Any
+) -> NameMismatch:
+    """Rule 8: a mismatch whose claim name the claim follows with an acronym in brackets that
+    neither it nor the mismatch's candidate spells ("the University of Michigan (NAHL)") takes
+    the region's one name whose capitals spell that acronym ("North American Hockey League"):
+    the answer kept the abbreviation of the name it swapped."""
+    acronym = _ABBREVIATION.match(claim_text, mismatch.end)
+    if acronym is None or _initials(mismatch.claim_name) == acronym.group(1):
+        return mismatch
+    if mismatch.candidate is not None and _initials(mismatch.candidate) == acronym.group(1):
+        return mismatch
+    spelt = {
+        (s.text, r.start_char, r.end_char): r.text
+        for s in alignment.region
+        for r in proper_names(nlp, s.text)
+        if _initials(r.text) == acronym.group(1)
+    }
+    if len({normalise(t) for t in spelt.values()}) != 1:
+        return mismatch
+    (sentence, start, end), name = next(iter(spelt.items()))
+    return replace(
+        mismatch,
+        evidence_name=name,
+        evidence_sentence=sentence,
+        evidence_start=start,
+        evidence_end=end,
+        plain=True,
+        near=False,
+        slotted=False,
+    )
 
 
 def _exact_slot_swaps(

@@ -688,3 +688,26 @@ def test_a_pages_source_named_before_its_web_address_is_no_repair() -> None:
     page = "Names of Germany | Mental Floss (www.mentalfloss.com) The Gauls named the tribe."
     assert mismatch(page).candidate is None  # the site that published the page
     assert mismatch("The tribe was named by Mental Floss (in 1990).").candidate == "Mental Floss"
+
+
+def test_the_acronym_the_claim_kept_spells_the_repair() -> None:
+    labels = {
+        **LABELS,
+        "North American Hockey League": "ORG",
+        "Ontario Hockey League": "ORG",
+        "Saginaw Spirit": "ORG",
+    }
+
+    def nlp(text: str) -> _Doc:
+        return fake_nlp(text, labels)
+
+    text = (
+        "Acme is a maker of rockets. Bob Jones has coached teams in the North American Hockey "
+        "League and later teams in the Ontario Hockey League over a long career in Boston."
+    )
+    index = AlignmentIndex.of([text, "Globex sells toys in Chicago."])
+    claim = "Bob Jones has coached teams in the Globex (NAHL) over a long career in Boston."
+    [found] = name_mismatches(claim, index, nlp)
+    assert (found.claim_name, found.candidate) == ("Globex", "North American Hockey League")
+    [found] = name_mismatches(claim.replace("NAHL", "OHL"), index, nlp)
+    assert found.candidate == "Ontario Hockey League"
