@@ -159,11 +159,12 @@ def _mentions(text: str) -> list[Mention]:
 
 
 _SPACED_NUMBER = re.compile(
-    r"(?<![\d.,])\d{1,3}(?:, \d{3})+(?![\d]|[.,]\d)"
+    r"(?<![\d.,])(?<!\d, )\d{1,3}(?:, \d{3})+(?![\d]|[.,]\d|,? (?:and |or )?\d)"
     r"|(?<![\d.,])\d+\. \d+(?=\s*(?:%|percent|per cent|thousand|million|billion|trillion)\b)",
     re.IGNORECASE,
 )
-"""A number a tokeniser spaced out ("3, 800 km", "$ 1, 000", "1. 3 billion"): one value."""
+"""A number a tokeniser spaced out ("3, 800 km", "$ 1, 000", "1. 3 billion"): one value; not
+an item of a list of numbers ("every 100, 500, 1000 or more steps")."""
 
 
 _SCALE_WORDS = frozenset({"thousand", "million", "billion", "trillion"})

@@ -226,6 +226,10 @@ def test_a_number_a_tokeniser_spaced_out_is_one_value() -> None:
     assert _check("The fortress is located about 3,800 km from moscow.", passage) == []
     found = _check("The fortress is located about 4,800 km from moscow.", passage)
     assert [(m.claim_value, m.evidence_value) for m in found] == [("4,800", "3,800")]
+    # items of a list of numbers are no spaced-out thousands number
+    listed = "noting the directions of every 100, 500, 1000 or more steps"
+    assert [v.mention.text for v in values_in(listed)] == ["100", "500", "1000"]
+    assert [v.mention.text for v in values_in("sizes 10, 200 and 300")] == ["10", "200", "300"]
 
 
 def test_a_decimal_comma_is_a_decimal() -> None:
