@@ -132,27 +132,27 @@ flags on unedited sentences grow slowly below 0.3)."""
 TIE_RATIO = 0.8
 """Sentences scoring at least this share of the best one are aligned too."""
 NEIGHBOURS = 1
+"""Sentences before and after an aligned one (same passage) that belong to its region."""
 ONLY_LEFT = True
-FLAG_IN_SLOT = True
-"""Rule 5 with several names left over in the sentence, one in the claim's name's place: a
-finding without a repair (on the one-fact-edit benchmark's dev split, two more swaps caught,
-none on the unedited sentences; as a repair it delivered four wrong names for one right)."""
 """Rule 5 (:func:`_only_name_left`): the one name of the claim absent from the region, against
 the one name of the best aligned sentence absent from the claim, standing in its place (chosen on
 the one-fact-edit benchmark's dev split: without "in its place", 3 more repairs and 4 wrong
 names delivered; with only the names in its place counted, 1 more and 4 wrong)."""
+FLAG_IN_SLOT = True
+"""Rule 5 with several names left over in the sentence, one in the claim's name's place: a
+finding without a repair (on the one-fact-edit benchmark's dev split, two more swaps caught,
+none on the unedited sentences; as a repair it delivered four wrong names for one right)."""
 EXACT_SLOT = True
 """Rule 7 (:func:`_exact_slot_swaps`): one proper name and nothing else in the claim's name's
 place."""
 QUERY_NAMES = True
+"""Rule 6 (:func:`_query_name_swaps`): the question's subject in the claim's name's place."""
 ABBREVIATED = True
 """Rule 8 (:func:`_abbreviated`): the acronym the claim gives after its name spells the
 repair."""
-"""Rule 6 (:func:`_query_name_swaps`): the question's subject in the claim's name's place."""
 REGION_OTHERS = True
 """Where the best aligned sentence gives no name of the kind, look for the other name in the
 rest of the region too (the fact is often told over two sentences)."""
-"""Sentences before and after an aligned one (same passage) that belong to its region."""
 
 _THE_BEFORE = re.compile(r"\b(?:the|The)\s+$")
 """A text ending in the article "the" (a name after it takes no article of its own)."""
