@@ -452,21 +452,21 @@ def _abbreviated(
         return mismatch
     if mismatch.candidate is not None and _initials(mismatch.candidate) == acronym.group(1):
         return mismatch
-    spelt = {
-        (s.text, r.start_char, r.end_char): r.text
+    spelt = [
+        (s.text, r)
         for s in alignment.region
         for r in proper_names(nlp, s.text)
         if _initials(r.text) == acronym.group(1)
-    }
-    if len({normalise(t) for t in spelt.values()}) != 1:
+    ]
+    if len({normalise(r.text) for _, r in spelt}) != 1:
         return mismatch
-    (sentence, start, end), name = next(iter(spelt.items()))
+    sentence, name = spelt[0]
     return replace(
         mismatch,
-        evidence_name=name,
+        evidence_name=name.text,
         evidence_sentence=sentence,
-        evidence_start=start,
-        evidence_end=end,
+        evidence_start=name.start_char,
+        evidence_end=name.end_char,
         plain=True,
         near=False,
         slotted=False,
