@@ -240,6 +240,7 @@ CANDIDATES: dict[str, Recipe] = {
     "entail_specific_novel_l2_30_shape_features": Recipe(
         ("logit_entail", "missing_specific", "novel_best"), 30.0, shape="features"
     ),
+    "shipped_unplaced": Recipe((*SHIPPED_FEATURES, "unplaced_share"), 10.0),
 }
 for _scheme in SHAPE_SCHEMES:
     for _shape in ("intercepts", "thresholds"):

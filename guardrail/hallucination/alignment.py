@@ -118,7 +118,7 @@ from guardrail.hallucination.names import (
     proper_names,
     same_slot,
 )
-from guardrail.text.mentions import MentionKind, find_mentions, normalise
+from guardrail.text.mentions import MentionKind, find_mentions, mention_in, normalise
 from guardrail.text.sentences import split_sentences
 
 MIN_SHARED = 2
@@ -811,3 +811,19 @@ def unplaced_names(
         and not (index.query and named_in(e.text, index.query))
         and not any(m.start < e.end_char and e.start_char < m.end for m in misplaced)
     )
+
+
+def unplaced_share(claim_text: str, alignment: Alignment | None, nlp: Any = None) -> float:
+    """How little of ``claim_text`` is told where its fact is: 1.0 when it aligns with no
+    evidence sentence (:func:`claim_alignment` found none), else the share of its specifics
+    (:func:`~guardrail.text.mentions.find_mentions`: names, numbers, dates; names only with
+    ``nlp``) that its region does not state (:func:`~guardrail.text.mentions.mention_in`, the
+    test ``missing_specific`` applies to the whole evidence), 0.0 for a claim without any. The
+    calibration feature ``unplaced_share``."""
+    if alignment is None:
+        return 1.0
+    specifics = find_mentions(claim_text, nlp)
+    if not specifics:
+        return 0.0
+    region = alignment.region_text
+    return sum(not mention_in(m, region, text=claim_text) for m in specifics) / len(specifics)

@@ -29,6 +29,11 @@ short premises and miss invented specifics on long ones. A small logistic model 
 - ``shape_paragraph``, ``shape_long``, ``shape_snippets``, ``shape_several`` — 1 for the
   evidence's shape (:func:`evidence_shape`; ``few`` has none): a shape's own intercept, i.e. its
   own threshold on the other features' score,
+- ``unplaced_share`` — 1 when the claim aligns with no evidence sentence, else the share of its
+  names, numbers and dates its evidence region does not state
+  (:func:`~guardrail.hallucination.alignment.unplaced_share`; set by the detector, 0 where no
+  alignment ran): a claim told nowhere in particular, or whose specifics sit elsewhere in the
+  documents, is less often supported than its entailment says,
 
 gives ``p_supported``, fitted on held-out dev data (the decisions benchmark's claims, see the
 Benchmarks page of the documentation; the file records which data and which verifier). The claim
@@ -72,6 +77,7 @@ FEATURES: tuple[str, ...] = (
     "shape_long",
     "shape_snippets",
     "shape_several",
+    "unplaced_share",
 )
 
 EVIDENCE_SHAPES: tuple[str, ...] = ("few", "paragraph", "long", "snippets", "several")
@@ -188,11 +194,14 @@ def claim_features(
     best_window: str | None = None,
     evidence_windows: int = 0,
     selected: NLIPrediction | None = None,
+    unplaced_share: float = 0.0,
 ) -> dict[str, float]:
     """The calibration features of one claim (see the module docstring); ``best_window`` is
     the text of the window behind ``best`` (without it ``novel_best`` is 0),
     ``evidence_windows`` the number of windows of the check's evidence, ``selected`` the
-    prediction on the claim's selected sentences."""
+    prediction on the claim's selected sentences, ``unplaced_share`` the claim's
+    (:func:`~guardrail.hallucination.alignment.unplaced_share`: the evidence's sentences are
+    the detector's to align)."""
     words = content_words(claim_text)
     missing = sum(_stem(w) not in evidence.stems for w in words) / len(words) if words else 0.0
     novel = 0.0
@@ -218,6 +227,7 @@ def claim_features(
         "log_evidence_words": round(math.log(1 + evidence.words), 4),
         "log_passages": round(math.log(1 + evidence.passages), 4),
         **shape_features(evidence.words, evidence.passages),
+        "unplaced_share": round(unplaced_share, 4),
     }
 
 

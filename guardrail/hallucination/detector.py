@@ -38,6 +38,7 @@ from guardrail.hallucination.alignment import (
     claim_alignment,
     name_mismatches,
     unplaced_names,
+    unplaced_share,
     value_alignment,
 )
 from guardrail.hallucination.calibration import EvidenceIndex, claim_features
@@ -191,11 +192,14 @@ def _features(
     nlp: Any,
     n_windows: int,
     misplaced: int = 0,
+    unplaced: float = 0.0,
 ) -> dict[str, float]:
     """The calibration features of a claim from its windows' predictions (one per window);
     ``misplaced`` names (:func:`~guardrail.hallucination.alignment.name_mismatches`, and the
     names only other parts of the documents state:
-    :func:`~guardrail.hallucination.alignment.unplaced_names`) count as missing specifics."""
+    :func:`~guardrail.hallucination.alignment.unplaced_names`) count as missing specifics;
+    ``unplaced`` is its ``unplaced_share`` (0.0 where no alignment ran: no passages, or the
+    name, value and polarity checks off)."""
     decision = decide_windows(preds)
     selected = [p for p, w in zip(preds, windows, strict=True) if w.window_index == SELECTED]
     features = claim_features(
@@ -207,6 +211,7 @@ def _features(
         best_window=windows[decision.best].text,
         evidence_windows=n_windows,
         selected=selected[0] if selected else None,
+        unplaced_share=unplaced,
     )
     if misplaced:
         features["missing_specific"] = float(min(features["missing_specific"] + misplaced, 3))
@@ -335,7 +340,7 @@ def _judge_claim(
     own = route.calibration if route is not None else calibration
     cut = claim_cutoffs(own, config, judging.retrieval_score).threshold
     decision = decide_windows(preds)
-    misplaced, moved, flipped, unplaced = _mismatches(judging, c)
+    misplaced, moved, flipped, unplaced, share = _mismatches(judging, c)
     features_of = partial(
         _features,
         c.text,
@@ -344,6 +349,7 @@ def _judge_claim(
         nlp=judging.nlp,
         n_windows=len(judging.evidence.windows),
         misplaced=len(misplaced) + unplaced,
+        unplaced=share,
     )
     features = features_of(preds)
     c.features = features
@@ -390,20 +396,23 @@ def _judge_claim(
 
 def _mismatches(
     judging: _Judging, c: Claim
-) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None, int]:
+) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None, int, float]:
     """The names (``name_check``) and values (``value_check``) of claim ``c`` that the
-    evidence telling its fact does not state, while it states another there; and a word it
-    negates that this evidence affirms, or the reverse (``polarity_check``)."""
+    evidence telling its fact does not state, while it states another there; a word it
+    negates that this evidence affirms, or the reverse (``polarity_check``); the number of its
+    names only other parts of the documents state; and its ``unplaced_share``
+    (:func:`~guardrail.hallucination.alignment.unplaced_share`, 0.0 where no alignment ran)."""
     misplaced: list[NameMismatch] = []
     moved: list[ValueMismatch] = []
     aligned, config, nlp = judging.aligned, judging.config, judging.nlp
     if aligned is None or judging.region_values is None:
-        return misplaced, moved, None, 0
+        return misplaced, moved, None, 0, 0.0
     english = c.language in (None, "en")
     reader = nlp if english and judging.names_checked else None
     wanted = config.value_check or (config.polarity_check and english)
     located = claim_alignment(c.text, aligned, reader) if wanted else None
     unplaced = 0
+    share = unplaced_share(c.text, located[0], reader) if located is not None else 0.0
     if judging.names_checked and english:
         misplaced = name_mismatches(c.text, aligned, nlp, located)
         if UNPLACED_NAMES and located is not None:
@@ -419,7 +428,7 @@ def _mismatches(
     flipped = None
     if config.polarity_check and english and located is not None:
         flipped = polarity_mismatch(c.text, located[0])
-    return misplaced, moved, flipped, unplaced
+    return misplaced, moved, flipped, unplaced, share
 
 
 def _claim_flags(
@@ -433,32 +442,40 @@ def _claim_flags(
     temporal: list[HallucinationFlag],
     names: list[HallucinationFlag],
 ) -> tuple[float, list[HallucinationFlag]]:
-    """The flags of one judged claim, and its score for the verdict: a supported claim the
-    name, value or date checks contradict loses its support (status, reason, score)."""
-    response = judging.response
-    if c.status is ClaimStatus.SUPPORTED and names:
+    """The flags of one judged claim, and its score for the verdict: a claim the name, value
+    or date checks contradict loses its support (status, reason, score), whether or not the
+    verifier and the calibration found it supported."""
+    response, judged = judging.response, c.status
+    supported = judged is ClaimStatus.SUPPORTED
+    if names:
         # Name and value checks: the evidence telling the claim's fact names someone else,
         # or states another value, there.
         stated = any(f.confidence >= build.VALUE_CONFIDENCE for f in names)
-        c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
+        if stated or supported:
+            c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
         c.reason = f"{c.reason}; {names[0].explanation}"
-        return _capped(c, entailment, max(f.confidence for f in names)), names + temporal
-    if c.status is ClaimStatus.SUPPORTED:
+        entailment = _capped(c, entailment, max(f.confidence for f in names))
+        if supported:
+            return entailment, names + temporal
+    strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
+    if judging.config.date_check and strong and not names:
         # Date check: the evidence sentence closest to the claim gives another date.
-        strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
-        if not (judging.config.date_check and strong):
-            return entailment, []
         c.status = ClaimStatus.CONTRADICTED
         c.reason = f"{c.reason}; {strong[0].explanation}"
         entailment = _capped(c, entailment, strong[0].confidence)
-        flag = build.contradiction_flag(response, c, i, pred, snippet).model_copy(
-            update={
-                "confidence": strong[0].confidence,
-                "explanation": f"the evidence gives another date: {strong[0].explanation}",
-            }
-        )
-        return entailment, [flag, *strong]
-    if c.status is ClaimStatus.CONTRADICTED:
+        if supported:
+            flag = build.contradiction_flag(response, c, i, pred, snippet).model_copy(
+                update={
+                    "confidence": strong[0].confidence,
+                    "explanation": f"the evidence gives another date: {strong[0].explanation}",
+                }
+            )
+            return entailment, [flag, *strong]
+    if supported:
+        return entailment, []
+    # A claim the verifier and the calibration already left below the threshold keeps its
+    # own flag; the findings above capped its score all the same.
+    if judged is ClaimStatus.CONTRADICTED:
         own = build.contradiction_flag(response, c, i, pred, snippet)
     else:
         own = build.unsupported_flag(response, c, i, pred, cut, snippet, judging.calibrated)

@@ -144,12 +144,20 @@ def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
     """
     if nlp is None:  # the same evidence text is scanned for every claim: once is enough
         return list(_rule_mentions(text))
-    return _scan(text, nlp)
+    try:  # a claim's mentions are read by several checks: one parse of it is enough
+        return list(_parsed_mentions(text, nlp))
+    except TypeError:  # an unhashable parser
+        return _scan(text, nlp)
 
 
 @functools.lru_cache(maxsize=256)
 def _rule_mentions(text: str) -> tuple[Mention, ...]:
     return tuple(_scan(text, None))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_mentions(text: str, nlp: Any) -> tuple[Mention, ...]:
+    return tuple(_scan(text, nlp))
 
 
 @functools.lru_cache(maxsize=256)

@@ -16,6 +16,7 @@ from guardrail.hallucination.alignment import (
     claim_alignment,
     name_mismatches,
     unplaced_names,
+    unplaced_share,
     value_alignment,
 )
 from guardrail.hallucination.flags import wrong_name_flag
@@ -711,3 +712,51 @@ def test_the_acronym_the_claim_kept_spells_the_repair() -> None:
     assert (found.claim_name, found.candidate) == ("Globex", "North American Hockey League")
     [found] = name_mismatches(claim.replace("NAHL", "OHL"), index, nlp)
     assert found.candidate == "Ontario Hockey League"
+
+
+def test_unplaced_share_is_the_share_of_specifics_its_region_does_not_state() -> None:
+    # the calibration feature: 1.0 for a claim told nowhere in particular, else the share of
+    # its names, numbers and dates missing from where it is told (stated elsewhere or nowhere)
+    index = AlignmentIndex.of([PASSAGE, "Globex has sold toys in Chicago since 2005."])
+
+    def share(claim: str) -> float:
+        return unplaced_share(claim, claim_alignment(claim, index, fake_nlp)[0], fake_nlp)
+
+    assert share("Alice Smith founded the company in 1998 after leaving university.") == 0.0
+    assert share("Alice Smith founded the company in 2005 after leaving university.") == 0.5
+    assert share("Alice Smith founded the company in 1977 after leaving university.") == 0.5
+    assert share("The firm now employs many engineers.") == 0.0  # no specifics
+    assert share("Penguins enjoy swimming in cold water.") == 1.0  # aligned with nothing
+    assert unplaced_share("Alice Smith founded it.", None, fake_nlp) == 1.0
+
+
+def test_a_misplaced_name_caps_a_claim_the_verifier_already_doubts() -> None:
+    # the finding caps p_supported whether or not the claim was supported without it, so a
+    # sure finding is a confident problem (repaired or removed), not an uncertain one
+    from guardrail.config import HallucinationConfig
+    from guardrail.hallucination.claims import sentence_claims
+    from guardrail.hallucination.detector import NAME_CONFIDENCE, detect
+    from guardrail.hallucination.evidence import Evidence
+    from guardrail.hallucination.windows import make_windows
+    from guardrail.verifiers.scripted import ScriptedVerifier
+
+    response = "Bob Jones founded Acme in 1998 after leaving university."
+
+    def judged(name_check: bool) -> Any:
+        cfg = HallucinationConfig(logical_consistency=False, name_check=name_check)
+        ev = Evidence(window_tokens=400, window_stride=400, passages=[PASSAGE])
+        ev.windows = make_windows(PASSAGE, 0, 400, 400)
+        ev.known_texts = [PASSAGE]
+        verifier = ScriptedVerifier({(None, response): (0.4, 0.5, 0.1)})  # unsure
+        claims = sentence_claims(response, cfg, "en")
+        return detect(response, claims, ev, verifier, cfg, 0.8, nlp=fake_nlp)
+
+    unchecked, checked = judged(False), judged(True)
+    assert unchecked.claims[0].status is ClaimStatus.UNSUPPORTED
+    assert unchecked.claims[0].p_supported > 1.0 - NAME_CONFIDENCE  # uncertain, not confident
+    claim = checked.claims[0]
+    assert claim.status is ClaimStatus.UNSUPPORTED
+    assert claim.p_supported is not None and claim.p_supported <= round(1.0 - NAME_CONFIDENCE, 4)
+    assert "'Bob Jones'" in (claim.reason or "")
+    kinds = {f.type for f in checked.flags}
+    assert {HallucinationType.UNSUPPORTED_CLAIM, HallucinationType.WRONG_ATTRIBUTE} <= kinds

@@ -146,3 +146,31 @@ def test_evidence_size_and_selected_premise_features() -> None:
     assert many["log_windows"] > one["log_windows"] > 0.0
     assert one["logit_selected"] == one["logit_entail"]  # no selected premise: the best one's
     assert many["logit_selected"] < 0.0 < many["logit_entail"]
+
+
+def test_unplaced_share_feature_reads_where_the_claim_is_told() -> None:
+    # the detector aligns each claim with the evidence sentences and hands the calibration the
+    # share of its specifics that region does not state (1.0: told nowhere in particular)
+    cfg = HallucinationConfig(logical_consistency=False, window_tokens=400, window_stride=400)
+    passages = (
+        "The storm reached the coast on Monday and 120 homes lost power. "
+        "Crews worked through the night to repair the lines.",
+        "The harbour museum reopened after 45 days of repairs.",
+    )
+    ev = gather_evidence(data(*(Passage(text=p) for p in passages)), 400, 400, None)
+    verifier = ScriptedVerifier({}, default="neutral")
+
+    def share(text: str, config: HallucinationConfig = cfg) -> float:
+        claim = detect(text, sentence_claims(text, config, "en"), ev, verifier, config, None)
+        features = claim.claims[0].features
+        assert features is not None
+        return features["unplaced_share"]
+
+    assert share("When the storm reached the coast on Monday, 120 homes lost power.") == 0.0
+    assert share("When the storm reached the coast on Monday, 45 homes lost power.") == 0.5
+    assert share("Penguins enjoy swimming in icy water.") == 1.0
+    # no alignment ran (every check that needs one is off): no information, not "told nowhere"
+    off = cfg.model_copy(
+        update={"name_check": False, "value_check": False, "polarity_check": False}
+    )
+    assert share("Penguins enjoy swimming in icy water.", off) == 0.0

@@ -346,3 +346,31 @@ def test_a_removal_covers_the_claim_where_the_parser_cuts_elsewhere(nlp) -> None
     assert removal_range([(0, 5)], (8, 12)) == (8, 12)
     # a parsed sentence ending inside the claim is widened to the claim's end
     assert removal_range([(0, 10), (10, 20)], (5, 15)) == (0, 15)
+
+
+def test_a_claims_mentions_are_parsed_once_for_every_check_that_reads_them() -> None:
+    from dataclasses import dataclass as _dataclass
+
+    from guardrail.text.mentions import MentionKind, find_mentions
+
+    @_dataclass(frozen=True)
+    class _Ent:
+        text: str
+        label_: str
+        start_char: int
+        end_char: int
+
+    calls: list[str] = []
+
+    def parse(text: str) -> object:
+        calls.append(text)
+        at = text.find("Acme")
+        return type("Doc", (), {"ents": [_Ent("Acme", "ORG", at, at + 4)] if at >= 0 else []})
+
+    text = "Acme hired 40 engineers in Lyon on 3 May 2021 (parse-once test)."
+    first = find_mentions(text, parse)
+    again = find_mentions(text, parse)
+    assert first == again and calls == [text]
+    assert ("Acme", MentionKind.NAME) in [(m.text, m.kind) for m in first]
+    again.clear()  # a caller's list is its own
+    assert find_mentions(text, parse) == first
