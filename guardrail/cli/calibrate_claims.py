@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
     p.add_argument("--l2", type=float, default=10.0, help="L2 penalty of the logistic fit")
     p.add_argument(
         "--features",
-        default="logit_entail,contradiction,missing_specific",
+        default="logit_entail,contradiction,missing_specific,unplaced_share",
         help="comma-separated calibration features",
     )
     p.add_argument("--threads", type=int, default=0, help="verifier threads (0 = default)")
