@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         "--features",
         nargs="+",
         choices=FEATURES,
-        default=["logit_entail", "contradiction", "missing_specific"],
+        default=["logit_entail", "contradiction", "missing_specific", "unplaced_share"],
         help="features in the model (the others get weight 0); fewer features overfit less",
     )
     parser.add_argument("--threshold-rule", choices=["claim", "response"], default="claim")
