@@ -38,7 +38,7 @@ Figures per kind (and per set in the JSON):
 ``--rows`` writes one JSON line per edit (the sentence, the change, both verdicts, the edit's
 claims, action and delivered text, and how the edit was judged: its flags with their
 ``replacement``, its corrections, re-checked or not, its problems, fixed or not, and its claims'
-``p_supported``).
+``p_supported``; ``original_details``, the same for the unedited sentence).
 
 Run (from the repository root; ``--limit`` = sentences per set, hash-sampled)::
 
@@ -711,6 +711,7 @@ def main(argv: list[str] | None = None) -> int:
                     "action": r.edited.action, "delivered": r.edited.delivered,
                     "repaired": r.repaired,
                     **details.get(f"{r.source.item_id}#{r.edit.kind}", {}),
+                    "original_details": details.get(r.source.item_id, {}),
                 }, ensure_ascii=False) + "\n")  # fmt: skip
     if args.out:
         result = {

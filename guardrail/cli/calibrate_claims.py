@@ -37,8 +37,8 @@ def register(sub: Any) -> None:
     p.add_argument("--l2", type=float, default=10.0, help="L2 penalty of the logistic fit")
     p.add_argument(
         "--features",
-        default="logit_entail,contradiction,missing_specific,unplaced_share",
-        help="comma-separated calibration features",
+        default=None,
+        help="comma-separated calibration features (default: the shipped calibration's)",
     )
     p.add_argument("--threads", type=int, default=0, help="verifier threads (0 = default)")
     p.add_argument(
@@ -50,7 +50,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guardrail.evaluation.claim_calibration import fit_claims, read_rows, score_rows
+    from guardrail.evaluation.claim_calibration import (
+        DEFAULT_FEATURES,
+        fit_claims,
+        read_rows,
+        score_rows,
+    )
     from guardrail.hallucination.calibration_registry import (
         calibration_for,
         model_sha16,
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     calibrator, report = fit_claims(
         scored,
         verifier_id(verifier),
-        features=[f.strip() for f in args.features.split(",") if f.strip()],
+        features=_features(args.features) or list(DEFAULT_FEATURES),
         holdout=args.holdout,
         l2=args.l2,
         previous=previous,
@@ -87,3 +92,8 @@ def run(args: argparse.Namespace) -> int:
         json.dumps({"out": str(out), "verifier": verifier_id(verifier), **report}, indent=1) + "\n"
     )
     return 0
+
+
+def _features(given: str | None) -> list[str]:
+    """The features of ``--features`` (comma-separated); none given: an empty list."""
+    return [f.strip() for f in (given or "").split(",") if f.strip()]

@@ -444,42 +444,81 @@ def _claim_flags(
 ) -> tuple[float, list[HallucinationFlag]]:
     """The flags of one judged claim, and its score for the verdict: a claim the name, value
     or date checks contradict loses its support (status, reason, score), whether or not the
-    verifier and the calibration found it supported."""
-    response, judged = judging.response, c.status
-    supported = judged is ClaimStatus.SUPPORTED
+    verifier and the calibration found it supported (:func:`_apply_findings`); its flags
+    follow from how the verifier and the calibration judged it (:func:`_flags_of`)."""
+    judged = c.status
+    entailment = _apply_findings(judging, c, entailment, temporal, names)
+    return entailment, _flags_of(judging, i, c, judged, pred, snippet, cut, temporal, names)
+
+
+def _strong_dates(judging: _Judging, temporal: list[HallucinationFlag]) -> list[HallucinationFlag]:
+    """The date findings sure enough to contradict a claim (``date_check`` on)."""
+    if not judging.config.date_check:
+        return []
+    return [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
+
+
+def _apply_findings(
+    judging: _Judging,
+    c: Claim,
+    entailment: float,
+    temporal: list[HallucinationFlag],
+    names: list[HallucinationFlag],
+) -> float:
+    """``entailment`` after the claim's findings, with ``c``'s status and reason: the name and
+    value checks (the evidence telling the claim's fact names someone else, or states another
+    value, there) or, without such a finding, the date check (the evidence sentence closest to
+    the claim gives another date) cap its score; a sure finding contradicts the claim, a
+    looser one leaves a supported claim unsupported."""
+    supported = c.status is ClaimStatus.SUPPORTED
     if names:
-        # Name and value checks: the evidence telling the claim's fact names someone else,
-        # or states another value, there.
         stated = any(f.confidence >= build.VALUE_CONFIDENCE for f in names)
         if stated or supported:
             c.status = ClaimStatus.CONTRADICTED if stated else ClaimStatus.UNSUPPORTED
         c.reason = f"{c.reason}; {names[0].explanation}"
-        entailment = _capped(c, entailment, max(f.confidence for f in names))
-        if supported:
-            return entailment, names + temporal
-    strong = [f for f in temporal if f.confidence >= build.VALUE_CONFIDENCE]
-    if judging.config.date_check and strong and not names:
-        # Date check: the evidence sentence closest to the claim gives another date.
+        return _capped(c, entailment, max(f.confidence for f in names))
+    strong = _strong_dates(judging, temporal)
+    if strong:
         c.status = ClaimStatus.CONTRADICTED
         c.reason = f"{c.reason}; {strong[0].explanation}"
-        entailment = _capped(c, entailment, strong[0].confidence)
-        if supported:
-            flag = build.contradiction_flag(response, c, i, pred, snippet).model_copy(
-                update={
-                    "confidence": strong[0].confidence,
-                    "explanation": f"the evidence gives another date: {strong[0].explanation}",
-                }
-            )
-            return entailment, [flag, *strong]
-    if supported:
-        return entailment, []
-    # A claim the verifier and the calibration already left below the threshold keeps its
-    # own flag; the findings above capped its score all the same.
+        return _capped(c, entailment, strong[0].confidence)
+    return entailment
+
+
+def _flags_of(
+    judging: _Judging,
+    i: int,
+    c: Claim,
+    judged: ClaimStatus | None,
+    pred: NLIPrediction,
+    snippet: str,
+    cut: float,
+    temporal: list[HallucinationFlag],
+    names: list[HallucinationFlag],
+) -> list[HallucinationFlag]:
+    """The flags of claim ``c`` (findings already applied), ``judged`` being its status from
+    the verifier and the calibration alone. A supported claim is flagged only by its findings
+    (a sure date finding with a contradiction flag that names it); a claim already below the
+    threshold keeps its own flag (contradicted or unsupported), beside every finding."""
+    response = judging.response
+    if judged is ClaimStatus.SUPPORTED:
+        if names:
+            return names + temporal
+        strong = _strong_dates(judging, temporal)
+        if not strong:
+            return []
+        flag = build.contradiction_flag(response, c, i, pred, snippet).model_copy(
+            update={
+                "confidence": strong[0].confidence,
+                "explanation": f"the evidence gives another date: {strong[0].explanation}",
+            }
+        )
+        return [flag, *strong]
     if judged is ClaimStatus.CONTRADICTED:
         own = build.contradiction_flag(response, c, i, pred, snippet)
     else:
         own = build.unsupported_flag(response, c, i, pred, cut, snippet, judging.calibrated)
-    return entailment, [own, *temporal, *names]
+    return [own, *temporal, *names]
 
 
 def _capped(c: Claim, entailment: float, sure: float) -> float:

@@ -217,6 +217,7 @@ def test_calibrate_claims_fits_a_routed_preset_for_one_language(
     capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path
 ) -> None:
     from guardrail.cli import main
+    from guardrail.evaluation.claim_calibration import DEFAULT_FEATURES
     from guardrail.hallucination.calibration import ClaimCalibrator
     from guardrail.hallucination.calibration_registry import calibration_for
 
@@ -238,8 +239,11 @@ def test_calibrate_claims_fits_a_routed_preset_for_one_language(
     args = ["calibrate-claims", "--verifier", spec, "--language", "zh"]
     assert main([*args, "--data", str(data), "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["verifier"] == MINILM
-    meta = ClaimCalibrator.load(out).meta
+    fitted = ClaimCalibrator.load(out)
+    meta = fitted.meta
     assert meta["verifier_id"] == MINILM and meta["language"] == "zh"
+    # without --features, the shipped calibration's features
+    assert sorted(fitted.weights) == sorted(DEFAULT_FEATURES)
     verifier = _load(models, MINILM)
     folder = str(out.parent)
     assert calibration_for(verifier, folder, language="zh").label == "calibration minilm-zh.json"
