@@ -47,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from guardrail.evaluation.claim_calibration import DEFAULT_FEATURES  # noqa: E402
 from guardrail.hallucination.calibration import (  # noqa: E402
     BUNDLED,
     EVIDENCE_SHAPES,
@@ -468,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         "--features",
         nargs="+",
         choices=FEATURES,
-        default=["logit_entail", "contradiction", "missing_specific", "unplaced_share"],
+        default=list(DEFAULT_FEATURES),
         help="features in the model (the others get weight 0); fewer features overfit less",
     )
     parser.add_argument("--threshold-rule", choices=["claim", "response"], default="claim")

@@ -340,7 +340,8 @@ def _judge_claim(
     own = route.calibration if route is not None else calibration
     cut = claim_cutoffs(own, config, judging.retrieval_score).threshold
     decision = decide_windows(preds)
-    misplaced, moved, flipped, unplaced, share = _mismatches(judging, c)
+    found = _mismatches(judging, c)
+    misplaced, moved, flipped = found.misplaced, found.moved, found.flipped
     features_of = partial(
         _features,
         c.text,
@@ -348,8 +349,8 @@ def _judge_claim(
         index=judging.index,
         nlp=judging.nlp,
         n_windows=len(judging.evidence.windows),
-        misplaced=len(misplaced) + unplaced,
-        unplaced=share,
+        misplaced=len(misplaced) + found.unplaced_names,
+        unplaced=found.unplaced_share,
     )
     features = features_of(preds)
     c.features = features
@@ -394,19 +395,32 @@ def _judge_claim(
     return _claim_flags(judging, i, c, entailment, pred, snippet, cut, temporal, names)
 
 
-def _mismatches(
-    judging: _Judging, c: Claim
-) -> tuple[list[NameMismatch], list[ValueMismatch], PolarityMismatch | None, int, float]:
+@dataclass(frozen=True)
+class _Placement:
+    """What the region checks found of one claim (:func:`_mismatches`)."""
+
+    misplaced: list[NameMismatch] = field(default_factory=list)
+    """Names the evidence telling the claim's fact does not state, stating another there."""
+    moved: list[ValueMismatch] = field(default_factory=list)
+    """Values the same, for numbers, dates and times."""
+    flipped: PolarityMismatch | None = None
+    """A word the claim negates that this evidence affirms, or the reverse."""
+    unplaced_names: int = 0
+    """Names only other parts of the documents state."""
+    unplaced_share: float = 0.0
+    """:func:`~guardrail.hallucination.alignment.unplaced_share` (0.0 where no alignment ran)."""
+
+
+def _mismatches(judging: _Judging, c: Claim) -> _Placement:
     """The names (``name_check``) and values (``value_check``) of claim ``c`` that the
     evidence telling its fact does not state, while it states another there; a word it
     negates that this evidence affirms, or the reverse (``polarity_check``); the number of its
-    names only other parts of the documents state; and its ``unplaced_share``
-    (:func:`~guardrail.hallucination.alignment.unplaced_share`, 0.0 where no alignment ran)."""
+    names only other parts of the documents state; and its ``unplaced_share``."""
     misplaced: list[NameMismatch] = []
     moved: list[ValueMismatch] = []
     aligned, config, nlp = judging.aligned, judging.config, judging.nlp
     if aligned is None or judging.region_values is None:
-        return misplaced, moved, None, 0, 0.0
+        return _Placement()
     english = c.language in (None, "en")
     reader = nlp if english and judging.names_checked else None
     wanted = config.value_check or (config.polarity_check and english)
@@ -428,7 +442,7 @@ def _mismatches(
     flipped = None
     if config.polarity_check and english and located is not None:
         flipped = polarity_mismatch(c.text, located[0])
-    return misplaced, moved, flipped, unplaced, share
+    return _Placement(misplaced, moved, flipped, unplaced, share)
 
 
 def _claim_flags(

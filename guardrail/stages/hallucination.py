@@ -40,7 +40,7 @@ from guardrail.text.language import (
     response_language,
     script_language,
 )
-from guardrail.text.mentions import MentionKind, find_mentions
+from guardrail.text.mentions import Mention, MentionKind, find_mentions
 from guardrail.verifiers.cache import ScoreCache
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,8 @@ class EntityParser:
             p for p in self.pipe_names if p not in keep or (p == "tok2vec" and not shared_tok2vec)
         ]
         self._docs: dict[str, Any] = {}
+        self.mentions: dict[str, tuple[Mention, ...]] = {}
+        """:func:`~guardrail.text.mentions.find_mentions` of each text, found once per check."""
         if shared is not None and getattr(shared, "has_annotation", lambda _: False)("ENT_IOB"):
             for start, end in spans:
                 text = shared.text[start:end]

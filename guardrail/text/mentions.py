@@ -140,24 +140,24 @@ def find_mentions(text: str, nlp: Any = None) -> list[Mention]:
 
     Args:
         text: the text to scan.
-        nlp: an optional spaCy ``Language``; its entities give the names.
+        nlp: an optional spaCy ``Language``; its entities give the names. A parser with a
+            ``mentions`` dict (the hallucination check's per-check
+            :class:`~guardrail.stages.hallucination.EntityParser`) keeps each text's mentions
+            there: a claim's mentions are read by several checks, and are found once.
     """
     if nlp is None:  # the same evidence text is scanned for every claim: once is enough
         return list(_rule_mentions(text))
-    try:  # a claim's mentions are read by several checks: one parse of it is enough
-        return list(_parsed_mentions(text, nlp))
-    except TypeError:  # an unhashable parser
+    cache = getattr(nlp, "mentions", None)
+    if not isinstance(cache, dict):
         return _scan(text, nlp)
+    if text not in cache:
+        cache[text] = tuple(_scan(text, nlp))
+    return list(cache[text])
 
 
 @functools.lru_cache(maxsize=256)
 def _rule_mentions(text: str) -> tuple[Mention, ...]:
     return tuple(_scan(text, None))
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_mentions(text: str, nlp: Any) -> tuple[Mention, ...]:
-    return tuple(_scan(text, nlp))
 
 
 @functools.lru_cache(maxsize=256)

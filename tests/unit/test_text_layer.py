@@ -362,11 +362,19 @@ def test_a_claims_mentions_are_parsed_once_for_every_check_that_reads_them() -> 
 
     calls: list[str] = []
 
-    def parse(text: str) -> object:
-        calls.append(text)
-        at = text.find("Acme")
-        return type("Doc", (), {"ents": [_Ent("Acme", "ORG", at, at + 4)] if at >= 0 else []})
+    class _Parser:
+        """A parser as the check hands one over: it keeps the mentions of the texts it read."""
 
+        def __init__(self) -> None:
+            self.mentions: dict[str, object] = {}
+
+        def __call__(self, text: str) -> object:
+            calls.append(text)
+            at = text.find("Acme")
+            ents = [_Ent("Acme", "ORG", at, at + 4)] if at >= 0 else []
+            return type("Doc", (), {"ents": ents})
+
+    parse = _Parser()
     text = "Acme hired 40 engineers in Lyon on 3 May 2021 (parse-once test)."
     first = find_mentions(text, parse)
     again = find_mentions(text, parse)
@@ -374,3 +382,26 @@ def test_a_claims_mentions_are_parsed_once_for_every_check_that_reads_them() -> 
     assert ("Acme", MentionKind.NAME) in [(m.text, m.kind) for m in first]
     again.clear()  # a caller's list is its own
     assert find_mentions(text, parse) == first
+
+
+def test_the_checks_parser_keeps_mentions_for_one_check_only() -> None:
+    from guardrail.stages.hallucination import EntityParser
+    from guardrail.text.mentions import find_mentions
+
+    piped: list[str] = []
+
+    class _Nlp:
+        pipe_names: tuple[str, ...] = ()
+
+        def pipe(self, texts: list[str], disable: list[str]) -> list[object]:
+            piped.extend(texts)
+            return [type("Doc", (), {"ents": []}) for _ in texts]
+
+    text = "The plant opened in 2019 with 40 staff."
+    first = EntityParser(_Nlp())
+    assert find_mentions(text, first) == find_mentions(text, first)
+    assert piped == [text] and text in first.mentions
+    second = EntityParser(_Nlp())  # the next check starts empty: nothing shared between checks
+    assert second.mentions == {}
+    find_mentions(text, second)
+    assert piped == [text, text]
