@@ -118,7 +118,7 @@ from guardrail.hallucination.names import (
     proper_names,
     same_slot,
 )
-from guardrail.text.mentions import MentionKind, find_mentions, mention_in, normalise
+from guardrail.text.mentions import Mention, MentionKind, find_mentions, mention_in, normalise
 from guardrail.text.sentences import split_sentences
 
 MIN_SHARED = 2
@@ -806,7 +806,9 @@ def unplaced_names(
     return sum(
         1
         for e in names
-        if not name_stands_in(e.text, region)
+        if not stated_in(
+            Mention(e.text, MentionKind.NAME, e.start_char, e.end_char), region, claim_text
+        )
         and name_stands_in(e.text, index.joined)
         and not (index.query and named_in(e.text, index.query))
         and not any(m.start < e.end_char and e.start_char < m.end for m in misplaced)
@@ -817,13 +819,23 @@ def unplaced_share(claim_text: str, alignment: Alignment | None, nlp: Any = None
     """How little of ``claim_text`` is told where its fact is: 1.0 when it aligns with no
     evidence sentence (:func:`claim_alignment` found none), else the share of its specifics
     (:func:`~guardrail.text.mentions.find_mentions`: names, numbers, dates; names only with
-    ``nlp``) that its region does not state (:func:`~guardrail.text.mentions.mention_in`, the
-    test ``missing_specific`` applies to the whole evidence), 0.0 for a claim without any. The
-    calibration feature ``unplaced_share``."""
+    ``nlp``) that its region does not state (:func:`stated_in`), 0.0 for a claim without any.
+    The calibration feature ``unplaced_share``."""
     if alignment is None:
         return 1.0
     specifics = find_mentions(claim_text, nlp)
     if not specifics:
         return 0.0
     region = alignment.region_text
-    return sum(not mention_in(m, region, text=claim_text) for m in specifics) / len(specifics)
+    return sum(not stated_in(m, region, claim_text) for m in specifics) / len(specifics)
+
+
+def stated_in(mention: Mention, region: str, claim_text: str) -> bool:
+    """Whether a specific of ``claim_text`` is stated in ``region``: as ``missing_specific``
+    looks for it in the whole evidence (:func:`~guardrail.text.mentions.mention_in`: a number
+    or date by its value, a name exactly or fuzzily), and a name also as the name checks find
+    it there (:func:`~guardrail.hallucination.names.name_stands_in`: a surname, a demonym), so
+    :func:`unplaced_names` and ``unplaced_share`` agree on which names their region states."""
+    if mention_in(mention, region, text=claim_text):
+        return True
+    return mention.kind is MentionKind.NAME and name_stands_in(mention.text, region)

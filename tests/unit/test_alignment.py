@@ -730,6 +730,26 @@ def test_unplaced_share_is_the_share_of_specifics_its_region_does_not_state() ->
     assert unplaced_share("Alice Smith founded it.", None, fake_nlp) == 1.0
 
 
+def test_a_name_its_region_gives_by_surname_is_placed_for_both_region_counts() -> None:
+    # "Alice Smith" where the region says "Professor Smith": the name checks find the name
+    # there (a surname), and so do unplaced_share and unplaced_names; a name stated only in
+    # another passage is unplaced for both
+    region = (
+        "Acme is a maker of rockets based in Boston. Professor Smith founded the company in "
+        "1998 after leaving university. The firm now employs four hundred engineers."
+    )
+    index = AlignmentIndex.of([region, "Carol White sells toys in Chicago."])
+    claim = "Alice Smith founded the company in 1998 after leaving university."
+    located = claim_alignment(claim, index, fake_nlp)
+    assert located[0] is not None
+    assert unplaced_share(claim, located[0], fake_nlp) == 0.0
+    assert unplaced_names(claim, index, located) == 0
+    moved = "Carol White founded the company in 1998 after leaving university."
+    located = claim_alignment(moved, index, fake_nlp)
+    assert unplaced_share(moved, located[0], fake_nlp) == 0.5
+    assert unplaced_names(moved, index, located) == 1
+
+
 def test_a_misplaced_name_caps_a_claim_the_verifier_already_doubts() -> None:
     # the finding caps p_supported whether or not the claim was supported without it, so a
     # sure finding is a confident problem (repaired or removed), not an uncertain one
