@@ -35,6 +35,11 @@ Figures per kind (and per set in the JSON):
   is the original sentence: the guardrail put the fact back; repaired of caught: the same
   among the caught edits.
 
+Repair outcomes per name and number kind (``repair_outcomes`` in the JSON, a second table),
+among the pairs and the rest: repaired; not caught; the original value put in but the sentence
+delivered otherwise; another value put in; the original value offered by a flag and refused by
+the re-check (the repaired claim, the unedited sentence's, is not supported); no value offered.
+
 ``--rows`` writes one JSON line per edit (the sentence, the change, both verdicts, the edit's
 claims, action and delivered text, and how the edit was judged: its flags with their
 ``replacement``, its corrections, re-checked or not, its problems, fixed or not, and its claims'
@@ -547,6 +552,8 @@ class Row:
     edit: Edit
     original: Judged
     edited: Judged
+    repairs: Repairs | None = None
+    """The edited check's values offered for a repair, and those put in (``None``: not read)."""
 
     @property
     def caught(self) -> bool:
@@ -561,6 +568,101 @@ class Row:
         """What the user is shown of the edit is the original sentence (whitespace aside)."""
         delivered = self.edited.delivered
         return delivered is not None and _normalised(delivered) == _normalised(self.edit.sentence)
+
+
+@dataclass(frozen=True)
+class Repairs:
+    """What a check offered to put in place of a value, and what it put in."""
+
+    offered: tuple[str, ...] = ()
+    """The ``replacement`` of each flag."""
+    put_in: tuple[str, ...] = ()
+    """The ``replacement`` of each factual correction the re-check confirmed (``verified``)."""
+
+    @classmethod
+    def of(cls, report: Any) -> Repairs:
+        return cls(
+            offered=tuple(f.replacement for f in report.hallucination_flags if f.replacement),
+            put_in=tuple(
+                c.replacement
+                for c in report.corrections
+                if str(getattr(c.type, "value", c.type)) == "factual"
+                and c.verified
+                and c.replacement
+            ),
+        )
+
+
+_ARTICLE = re.compile(r"^the\s+")
+
+OUTCOMES = (
+    "repaired",
+    "not caught",
+    "right value put in, sentence changed otherwise",
+    "wrong value put in",
+    "right value refused by the re-check",
+    "no repair offered",
+)
+"""Why a caught name or number edit was or was not repaired (:func:`repair_outcome`)."""
+
+
+def repair_outcome(row: Row) -> str | None:
+    """Which of :data:`OUTCOMES` an edit met (``None`` without its repairs): repaired (the
+    original sentence delivered); not caught; the original value put in but the sentence
+    delivered otherwise (another part corrected, removed or annotated); another value put in; the
+    original value offered by a flag and refused by the re-check (the repaired claim, which is
+    the unedited sentence's, not supported); no value offered."""
+    if row.repairs is None:
+        return None
+    if row.repaired:
+        return OUTCOMES[0]
+    if not row.caught:
+        return OUTCOMES[1]
+    before = _normalised(row.edit.before).casefold()
+    right = re.compile(rf"(?<![\w.,]){re.escape(before)}(?!\w|[.,]\d)")
+
+    def names_it(value: str) -> bool:
+        """``value`` is the original value: a number as a whole with what the repair keeps
+        around it ("113°F" for "113", not "1130" or "99.9" for "99"), a name as it was ("Park", not "National
+        Park Service")."""
+        value = _normalised(value).casefold()
+        if row.edit.kind in ("number", "moved_number"):
+            return right.search(value) is not None
+        return _ARTICLE.sub("", value) == _ARTICLE.sub("", before)
+
+    if any(names_it(v) for v in row.repairs.put_in):
+        return OUTCOMES[2]
+    if row.repairs.put_in:
+        return OUTCOMES[3]
+    if any(names_it(v) for v in row.repairs.offered):
+        return OUTCOMES[4]
+    return OUTCOMES[5]
+
+
+def repair_outcomes(rows: list[Row], kinds: Iterable[str] = KINDS) -> dict[str, Any]:
+    """Per name and number kind (negations take no repair), how many edits met each outcome,
+    among the pairs (the unedited sentence ``VERIFIED``) and the rest."""
+    out: dict[str, Any] = {}
+    for kind in [k for k in KINDS if k in set(kinds) and k != "negation"]:
+        mine = [r for r in rows if r.edit.kind == kind and r.repairs is not None]
+        out[kind] = {
+            group: {o: sum(repair_outcome(r) == o for r in part) for o in OUTCOMES}
+            for group, part in (
+                ("pairs", [r for r in mine if r.kept]),
+                ("others", [r for r in mine if not r.kept]),
+            )
+        }
+    return out
+
+
+def outcome_table(outcomes: dict[str, Any]) -> str:
+    """:func:`repair_outcomes` as text, one line per kind and group."""
+    short = ["repaired", "missed", "right+", "wrong", "refused", "none"]
+    lines = [f"{'edit':<12} {'group':<7} " + " ".join(f"{h:>8}" for h in short)]
+    for kind, groups in outcomes.items():
+        for group, counts in groups.items():
+            lines.append(f"{kind:<12} {group:<7} " + " ".join(f"{counts[o]:>8}" for o in OUTCOMES))
+    return "\n".join(lines)
 
 
 def figures(rows: list[Row]) -> dict[str, Any]:
@@ -685,20 +787,31 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     judged: dict[str, Judged] = {}
     details: dict[str, dict[str, Any]] = {}
+    repairs: dict[str, Repairs] = {}
     for dataset in args.sets:
         for j, report in run(guard, [i for i in items if i.dataset == dataset], args.concurrency):
             judged[j.item.item_id] = j
+            if report is not None:
+                repairs[j.item.item_id] = Repairs.of(report)
             if args.rows and report is not None:
                 details[j.item.item_id] = report_details(report)
     check_seconds = time.perf_counter() - start
     originals = [judged[s.item_id] for s, _ in built]
     rows = [
-        Row(s, e, judged[s.item_id], judged[f"{s.item_id}#{e.kind}"])
+        Row(
+            s,
+            e,
+            judged[s.item_id],
+            judged[f"{s.item_id}#{e.kind}"],
+            repairs.get(f"{s.item_id}#{e.kind}"),
+        )
         for s, edits in built
         for e in edits
     ]
     summary = summarise(rows, originals, args.kinds)
+    outcomes = repair_outcomes(rows, args.kinds)
     print(table(summary, args.split))
+    print(outcome_table(outcomes))
     print(f"({len(items)} checks in {check_seconds:.0f} s; edits built in {build_seconds:.0f} s)")
     if args.rows:
         with args.rows.open("w", encoding="utf-8") as f:
@@ -709,7 +822,7 @@ def main(argv: list[str] | None = None) -> int:
                     "original_verdict": r.original.verdict, "edited_verdict": r.edited.verdict,
                     "edited_claims": r.edited.claims, "sentence": r.edit.sentence,
                     "action": r.edited.action, "delivered": r.edited.delivered,
-                    "repaired": r.repaired,
+                    "repaired": r.repaired, "outcome": repair_outcome(r),
                     **details.get(f"{r.source.item_id}#{r.edit.kind}", {}),
                     "original_details": details.get(r.source.item_id, {}),
                 }, ensure_ascii=False) + "\n")  # fmt: skip
@@ -726,6 +839,7 @@ def main(argv: list[str] | None = None) -> int:
             "edit_kinds": args.kinds,
             "seconds": {"build": round(build_seconds), "check": round(check_seconds)},
             **summary,
+            "repair_outcomes": outcomes,
             "examples": examples(rows, kinds=args.kinds),
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)

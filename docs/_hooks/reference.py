@@ -712,6 +712,7 @@ def render_one_fact_edits() -> str:
                 f"| {f['pairs']} | {pct(f['pair_caught'])} % | {pct(f['originals_kept'])} % |"
             )
     kept = [_load(name) for name in ONE_FACT_EDITS]
+    lines += ["", *_repair_outcome_lines(kept)]
     lines += [
         "",
         "Unedited sentences `VERIFIED`: "
@@ -725,6 +726,36 @@ def render_one_fact_edits() -> str:
         + ".",
     ]
     return "\n".join(lines)
+
+
+OUTCOME_LABELS = {
+    "repaired": "repaired",
+    "not caught": "not caught",
+    "right value put in, sentence changed otherwise": "right value put in, sentence changed otherwise",
+    "wrong value put in": "another value put in",
+    "right value refused by the re-check": "right value offered, refused by the re-check",
+    "no repair offered": "caught, no value offered",
+}
+
+
+def _repair_outcome_lines(results: list[dict[str, Any]]) -> list[str]:
+    """The name and number edits of each split by repair outcome (``repair_outcomes``), pooled
+    over the four kinds, for the pairs and the rest; nothing for files without it."""
+    results = [d for d in results if d.get("repair_outcomes")]
+    if not results:
+        return []
+    header = " | ".join(f"{d['split']}, original `VERIFIED` | {d['split']}, not" for d in results)
+    lines = [
+        f"| name and number edits | {header} |",
+        "|---|" + "---:|" * (2 * len(results)),
+    ]
+    for key, label in OUTCOME_LABELS.items():
+        cells = []
+        for d in results:
+            for group in ("pairs", "others"):
+                cells.append(sum(k[group].get(key, 0) for k in d["repair_outcomes"].values()))
+        lines.append(f"| {label} | " + " | ".join(str(c) for c in cells) + " |")
+    return lines
 
 
 GENERATORS: dict[str, Callable[[], str]] = {

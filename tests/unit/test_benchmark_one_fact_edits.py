@@ -12,7 +12,9 @@ import pytest
 from benchmarks.decisions import Judged
 from benchmarks.decisions_data import Item
 from benchmarks.one_fact_edits import (
+    OUTCOMES,
     Edit,
+    Repairs,
     Row,
     Source,
     build_edits,
@@ -23,6 +25,8 @@ from benchmarks.one_fact_edits import (
     name_edit,
     negation_edit,
     number_edit,
+    repair_outcome,
+    repair_outcomes,
     rng_for,
     sample_sources,
     spacy_parser,
@@ -163,3 +167,59 @@ def test_claim_caught_reads_the_claim_covering_the_change() -> None:
     assert claim_caught(j, 12, 15) and not claim_caught(j, 2, 5)
     assert claim_caught(j, 40, 40)  # no claim covers it: all claims decide
     assert claim_caught(judged("NOTHING_TO_CHECK"), 0, 3)
+
+
+def test_repair_outcomes_say_why_an_edit_was_not_put_back() -> None:
+    source = Source("wice", "w", "dev", "q", "A won 12 games in 1990.", ("p",))
+    edit = Edit("number", "A won 12 games in 1990.", "A won 2 games in 1990.", 6, "12", "2")
+    kept, doubted = judged("VERIFIED"), judged("HALLUCINATION")
+
+    def row(
+        verdict: str, delivered: str | None, repairs: Repairs | None, original: Judged = kept
+    ) -> Row:
+        edited = judged(verdict)
+        edited.delivered = delivered
+        return Row(source, edit, original, edited, repairs)
+
+    cases = [
+        (row("HALLUCINATION", "A won 12 games in 1990.", Repairs(("12",), ("12",))), OUTCOMES[0]),
+        (row("VERIFIED", edit.edited, Repairs()), OUTCOMES[1]),
+        (row("HALLUCINATION", "A won 12 games in 1991.", Repairs(("12",), ("12",))), OUTCOMES[2]),
+        (
+            row("HALLUCINATION", "A won 120 games in 1990.", Repairs(("120",), ("120",))),
+            OUTCOMES[3],
+        ),
+        (row("HALLUCINATION", None, Repairs(("12 games",), ())), OUTCOMES[4]),
+        (row("HALLUCINATION", None, Repairs(("120",), ())), OUTCOMES[5]),  # "120" is not "12"
+        (row("HALLUCINATION", None, Repairs(("12.5",), ())), OUTCOMES[5]),  # nor is "12.5"
+        (row("HALLUCINATION", None, Repairs()), OUTCOMES[5]),
+    ]
+    for r, expected in cases:
+        assert repair_outcome(r) == expected, (r.repairs, r.edited.delivered)
+    assert repair_outcome(row("HALLUCINATION", None, None)) is None  # repairs not read
+    named = Edit("name", "Park staff left.", "Canal staff left.", 0, "Park", "Canal")
+    longer = Row(source, named, kept, judged("HALLUCINATION"), Repairs(("National Park",), ()))
+    assert repair_outcome(longer) == OUTCOMES[5]  # a longer name holding it is another name
+    same = Row(source, named, kept, judged("HALLUCINATION"), Repairs(("the park",), ()))
+    assert repair_outcome(same) == OUTCOMES[4]
+
+    refused = row("HALLUCINATION", None, Repairs(("12",), ()), original=doubted)
+    outcomes = repair_outcomes([*(r for r, _ in cases), refused], kinds=["number", "negation"])
+    assert list(outcomes) == ["number"]  # negations take no repair
+    assert outcomes["number"]["pairs"] == {OUTCOMES[0]: 1, OUTCOMES[1]: 1, OUTCOMES[2]: 1,
+                                           OUTCOMES[3]: 1, OUTCOMES[4]: 1, OUTCOMES[5]: 3}  # fmt: skip
+    assert outcomes["number"]["others"][OUTCOMES[4]] == 1
+
+
+def test_repairs_read_the_flags_offers_and_the_confirmed_factual_corrections() -> None:
+    flag = SimpleNamespace
+    report = SimpleNamespace(
+        hallucination_flags=[flag(replacement="12"), flag(replacement=None)],
+        corrections=[
+            SimpleNamespace(type=SimpleNamespace(value="factual"), verified=True, replacement="12"),
+            SimpleNamespace(type=SimpleNamespace(value="factual"), verified=False, replacement="9"),
+            SimpleNamespace(type=SimpleNamespace(value="annotation"), verified=None,
+                            replacement="[uncertain]"),
+        ],
+    )  # fmt: skip
+    assert Repairs.of(report) == Repairs(offered=("12",), put_in=("12",))

@@ -160,6 +160,9 @@ def test_benchmark_tables_read_the_results_files() -> None:
     assert "| claim-level (default) | `lfqa_rag` | 93 | 75.4 % | 18.1 % | 78.7 |" in text
     assert "| answer-level | `lfqa_rag` | 93 | 29.1 % | 2.1 % | 63.5 |" in text
     assert "Splits differ" in (DOCS / "benchmarks.md").read_text()
+    edits = HOOK.render_one_fact_edits()  # the repair outcomes of both splits' results files
+    assert "| name and number edits | dev, original `VERIFIED` | dev, not | test," in edits
+    assert "| right value offered, refused by the re-check |" in edits
 
 
 def test_runnable_examples_parse() -> None:
