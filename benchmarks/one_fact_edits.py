@@ -622,9 +622,9 @@ def repair_outcome(row: Row) -> str | None:
     right = re.compile(rf"(?<![\w.,]){re.escape(before)}(?!\w|[.,]\d)")
 
     def names_it(value: str) -> bool:
-        """``value`` is the original value: a number as a whole with what the repair keeps
-        around it ("113°F" for "113", not "1130" or "99.9" for "99"), a name as it was ("Park", not "National
-        Park Service")."""
+        """``value`` is the original value: a number as a whole, with what the repair keeps
+        around it ("113°F" for "113"; not "1130", nor "99.9" for "99"), a name as it was
+        ("Park", not "National Park Service")."""
         value = _normalised(value).casefold()
         if row.edit.kind in ("number", "moved_number"):
             return right.search(value) is not None
