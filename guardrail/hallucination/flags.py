@@ -143,7 +143,8 @@ def misplaced_value_flag(
     (:mod:`guardrail.hallucination.grounding`): TEMPORAL_ERROR for a date or time, else
     WRONG_ATTRIBUTE; ``evidence_value`` / ``evidence_span`` the value the region states in its
     slot, ``replacement`` it too when it is the only one, or the one in the claim's value's place
-    (:attr:`~guardrail.hallucination.grounding.ValueMismatch.candidate`)."""
+    (:attr:`~guardrail.hallucination.grounding.ValueMismatch.candidate`; the question's value
+    there when the region gives several, none in that place)."""
     span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
     kind = (
         HallucinationType.WRONG_ATTRIBUTE
@@ -163,6 +164,7 @@ def misplaced_value_flag(
             claim_index=index,
         )
     confidence = VALUE_CONFIDENCE if mismatch.in_best else MOVED_CONFIDENCE
+    asked = mismatch.asked if not (mismatch.plain or mismatch.slotted) else None
     return _flag(
         kind,
         span,
@@ -171,7 +173,8 @@ def misplaced_value_flag(
         f"'{mismatch.claim_value}' is not where the evidence tells this fact; it gives "
         f"'{mismatch.evidence_value}' there",
         evidence=mismatch.evidence_sentence,
-        suggestion=f"the evidence says {mismatch.evidence_value}",
+        suggestion=f"the evidence says {mismatch.evidence_value}"
+        + (f"; the question says {asked}" if asked else ""),
         claim_index=index,
         replacement=mismatch.candidate if verbatim else None,
         evidence_value=mismatch.evidence_value,

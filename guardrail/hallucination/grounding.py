@@ -92,6 +92,9 @@ RANGE_RIVALS = True
 """An end of a range of the claim that the region does not state, where a range of the region
 shares its other end, is rivalled by that range's end ("10-40 year olds" against "aged
 10-24"), whatever word follows each (rule 3)."""
+QUESTION_VALUES = True
+"""Rule 3's candidate where the region gives several values in the slot and none stands in the
+claim's value's place: the question's value in that place (:func:`_asked_in_place`)."""
 YEARS_OF_DATES = True
 """A year told alone ("in 2021") is rivalled by the year of a fuller date of the region
 ("April 25, 2019"), compared and repaired as a year (rule 3)."""
@@ -171,13 +174,17 @@ class ValueMismatch:
     """The claim's digits and the evidence's are multiplied alike ("4 billion" / "1 billion",
     or neither has a scale word): putting in the evidence's digits states its value."""
 
+    asked: str | None = None
+    """The region gives several and none in the claim's value's place, and the question states
+    one there (``QUESTION_VALUES``): that one is the repair candidate."""
+
     @property
     def candidate(self) -> str | None:
         """The value a repair puts in place of the claim's (``None``: no single candidate)."""
         if self.evidence_value is None or not self.same_scale:
             return None
         if not (self.plain or self.slotted):
-            return None
+            return written_like(self.claim_value, self.asked) if self.asked else None
         return written_like(self.claim_value, self.evidence_value)
 
 
@@ -258,6 +265,9 @@ def value_mismatches(
             in_slot = _in_slot(claim_text, value, rivals)
             slotted = len(distinct) > 1 and len({_rival_key(value, v) for _, v in in_slot}) == 1
             place, rival = in_slot[0] if slotted else rivals[0]
+            asked = None
+            if QUESTION_VALUES and len(distinct) > 1 and not slotted:
+                asked = _asked_in_place(claim_text, value, values)
             found.append(
                 ValueMismatch(
                     claim_value=value.mention.text,
@@ -272,6 +282,7 @@ def value_mismatches(
                     in_best=place is alignment.best,
                     slotted=slotted,
                     same_scale=value.scale == rival.scale,
+                    asked=asked,
                 )
             )
         elif (
@@ -326,6 +337,30 @@ def _asked(value: Value, asked: Value) -> bool:
         or not asked.number.unit
         or (asked.slot == value.slot)
     )
+
+
+def _asked_in_place(claim_text: str, value: Value, values: RegionValues) -> str | None:
+    """The question's one value in the claim's ``value``'s place (:func:`same_slot`, or a run of
+    at least ``LONG_RUN`` equal tokens on one side), of its slot and not equal to it: the answer
+    restates the question with another value ("files load to 69%" for "Why will a file load to
+    99% and then hang?"), the value rule 6 of names takes for the question's subject."""
+    query = values.index.query
+    if not query:
+        return None
+    own = (value.mention.start, value.mention.end)
+    slot = name_context(claim_text, *own)
+    placed = {
+        q.mention.key: q.mention.text
+        for q in values.query()
+        if q.kind is value.kind
+        and _slot_rival(value, q)
+        and not value.same(q)
+        and (
+            same_slot(slot, name_context(query, q.mention.start, q.mention.end))
+            or agreeing_run(claim_text, own, query, (q.mention.start, q.mention.end)) >= LONG_RUN
+        )
+    }
+    return next(iter(placed.values())) if len(placed) == 1 else None
 
 
 def _unit_stems(value: Value) -> set[str]:

@@ -282,7 +282,8 @@ def scalar(value: Value) -> tuple[str, float] | None:
 
 def ranges_in(text: str, found: Sequence[Value]) -> list[tuple[str, float, float, Value, Value]]:
     """The ranges ``text`` states ("1491–1510", "from 10 to 15 minutes", "between 1989 and
-    1992"): ``(unit, low, high, first, last)``."""
+    1992"): ``(unit, low, high, first, last)``. A falling one ("from 181 to 122°F") is a range
+    too, its start in its end's unit; ``low`` and ``high`` are then its end and its start."""
     out: list[tuple[str, float, float, Value, Value]] = []
     for a, b in pairwise(found):
         join = _JOIN.fullmatch(text, a.mention.end, b.mention.start)
@@ -295,6 +296,6 @@ def ranges_in(text: str, found: Sequence[Value]) -> list[tuple[str, float, float
             continue  # "in 1989 and 1992": two values, not a range
         unit = y[0] or x[0]  # "15 to 30 minutes": the unit comes after the last
         joined = x[0] in ("", unit) or x[0] == join.group(0).strip().casefold()
-        if joined and y[0] == unit and x[1] <= y[1]:
-            out.append((unit, x[1], y[1], a, b))
+        if joined and y[0] == unit:
+            out.append((unit, min(x[1], y[1]), max(x[1], y[1]), a, b))
     return out

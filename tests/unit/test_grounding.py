@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from guardrail.hallucination.alignment import Alignment, AlignmentIndex, claim_alignment
+from guardrail.hallucination.flags import misplaced_value_flag
 from guardrail.hallucination.grounding import (
     RegionValues,
     ValueMismatch,
@@ -13,6 +14,7 @@ from guardrail.hallucination.grounding import (
     value_mismatches,
     values_in,
 )
+from guardrail.report import Claim, Span
 from guardrail.text.values import (
     same_number,
     stated_date,
@@ -333,6 +335,53 @@ def test_an_end_of_a_range_is_rivalled_by_the_end_of_the_regions_range_sharing_t
         _check("The centre works with young 10-24 year old people from all backgrounds.", passage)
         == []
     )
+
+
+def test_a_falling_range_is_a_range_its_start_in_its_ends_unit() -> None:
+    passage = (
+        "Milk forms a skin when heated. Casein and beta proteins tend to clump at around 113 to "
+        "122°F (about 45 to 50°C). The layer then dries out."
+    )
+    # "181 to 122°F": the start takes the range's unit and is rivalled by the start of the
+    # region's range sharing its end (122°F), not by the Celsius range's start
+    found = _check("Casein and beta proteins tend to clump at around 181 to 122°F.", passage)
+    assert [(m.claim_value, m.evidence_value, m.candidate) for m in found] == [
+        ("181", "113", "113")
+    ]
+    assert _check("Casein and beta proteins tend to clump at around 113 to 122°F.", passage) == []
+
+
+def test_the_questions_value_in_the_claims_place_is_the_candidate_among_several() -> None:
+    passage = (
+        "Copying to a slow drive often stalls near the end. The file is copied into a buffer "
+        "first. The file shows 100% in the buffer; the file shows 99.9% while it is copied to "
+        "the drive."
+    )
+    query = "Why will a file load to 99% with no problem then hang for what seems like forever?"
+    claim = (
+        "One reason files load to 69% and then hang is that the file is copied into a buffer first."
+    )
+    [m] = _check(claim, passage, query=query)
+    assert (m.claim_value, m.plain, m.slotted, m.asked, m.candidate) == (
+        "69%",
+        False,
+        False,
+        "99%",
+        "99%",
+    )
+    # the flag says where its repair comes from
+    response = claim
+    flag = misplaced_value_flag(
+        response, Claim(text=claim, span=Span(start=0, end=len(claim))), 0, m
+    )
+    assert flag.replacement == "99%"
+    assert flag.suggestion == "the evidence says 100%; the question says 99%"
+    # without the question the region's two values leave no single candidate
+    [m] = _check(claim, passage)
+    assert (m.asked, m.candidate) == (None, None)
+    # a value of the question in another place is no candidate
+    [m] = _check(claim, passage, query="Why does my copy hang? It shows 99% for an hour.")
+    assert m.candidate is None
 
 
 def test_a_value_in_a_quoted_title_is_part_of_the_name() -> None:
