@@ -111,17 +111,29 @@ def wrong_name_flag(
     claim's fact, which give another name of the same kind, or another proper name of any kind
     in its place (``content`` is the claim's name, ``evidence`` the evidence sentence,
     ``suggestion`` the evidence's name; ``replacement`` it too when the sentence gives exactly
-    one such name, or one in the claim's name's place)."""
+    one such name, or one in the claim's name's place). For rule 9 of
+    :mod:`~guardrail.hallucination.alignment` the name and the sentence are the question's."""
     span, verbatim = claim_part(response, claim, mismatch.start, mismatch.end)
+    if mismatch.asked:  # rule 9: the question names another where the claim restates it
+        explanation = (
+            f"'{mismatch.claim_name}' stands where the question names "
+            f"'{mismatch.evidence_name}', and the evidence does not tell it there"
+        )
+        suggestion = f"the question names {mismatch.evidence_name} here"
+    else:
+        explanation = (
+            f"'{mismatch.claim_name}' is not where the evidence tells this fact; it names "
+            f"'{mismatch.evidence_name}' there"
+        )
+        suggestion = f"the evidence names {mismatch.evidence_name} here"
     return _flag(
         HallucinationType.WRONG_ATTRIBUTE,
         span,
         response,
         confidence,
-        f"'{mismatch.claim_name}' is not where the evidence tells this fact; it names "
-        f"'{mismatch.evidence_name}' there",
+        explanation,
         evidence=mismatch.evidence_sentence,
-        suggestion=f"the evidence names {mismatch.evidence_name} here",
+        suggestion=suggestion,
         claim_index=index,
         replacement=mismatch.candidate if verbatim else None,
         evidence_value=mismatch.evidence_name,

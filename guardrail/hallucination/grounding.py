@@ -32,13 +32,16 @@ sentences the claim aligns with, names, numbers and dates masked, each with its 
    region that shares its other end ("10-40 year olds" against "aged 10-24"), whatever word
    follows either, and the start of a range takes the range's unit. When the region gives
    exactly one such value (a value told twice, once rounded, "$53million" and "$53,193,914",
-   counts once) it is ``plain``: a repair candidate
-   the correction stage re-checks; when it gives several and exactly one stands in the claim's
-   value's place (:func:`~guardrail.hallucination.names.same_slot` or a long run of equal
-   words beside both, as for names), that one is. Digits are a candidate only between numbers
-   of the same scale ("4 billion" / "1 billion"). The candidate is written as the claim writes its value
-   (:func:`~guardrail.text.values.written_like`: "3" for the region's "three" where the claim
-   has digits, a year alone where the claim states a year alone);
+   counts once) it is ``plain``: a repair candidate the correction stage re-checks; when it
+   gives several and exactly one stands in the claim's value's place
+   (:func:`~guardrail.hallucination.names.same_slot` or a long run of equal words beside both,
+   as for names), that one is; else the only one the best aligned sentence states
+   (``BEST_RIVAL``), else the question's value in the claim's value's place
+   (``QUESTION_VALUES``: "files load to 69%" for "Why will a file load to 99%?"). Digits are a
+   candidate only between numbers of the same scale ("4 billion" / "1 billion"). The candidate
+   is written as the claim writes its value (:func:`~guardrail.text.values.written_like`: "3"
+   for the region's "three" where the claim has digits, a year alone where the claim states a
+   year alone);
 4. a quantity in a unit of measure, a day or a clock time that the region does not state and
    that only another part of the documents states, with nothing in its slot in the region and
    in no clause that tells the claim's fact too (``MIN_SHARED`` content words: then the
@@ -92,6 +95,10 @@ RANGE_RIVALS = True
 """An end of a range of the claim that the region does not state, where a range of the region
 shares its other end, is rivalled by that range's end ("10-40 year olds" against "aged
 10-24"), whatever word follows each (rule 3)."""
+BEST_RIVAL = True
+"""Rule 3's candidate where the region gives several values in the slot and none stands in the
+claim's value's place: the one the best aligned sentence states, when it states one (where the
+claim's fact is told; as names look there first)."""
 QUESTION_VALUES = True
 """Rule 3's candidate where the region gives several values in the slot and none stands in the
 claim's value's place: the question's value in that place (:func:`_asked_in_place`)."""
@@ -169,7 +176,8 @@ class ValueMismatch:
     """The region gives several, and exactly one stands in the place of the claim's value
     (:func:`~guardrail.hallucination.names.same_slot`: "The 14-year-old soldier received the
     medal" against "the 27-year-old soldier received the medal, and his cousin received it 70
-    years ago"): that one is the repair candidate."""
+    years ago"), or the best aligned sentence states exactly one of them (``BEST_RIVAL``): that
+    one is the repair candidate."""
     same_scale: bool = True
     """The claim's digits and the evidence's are multiplied alike ("4 billion" / "1 billion",
     or neither has a scale word): putting in the evidence's digits states its value."""
@@ -264,6 +272,10 @@ def value_mismatches(
             distinct = {_rival_key(value, r) for _, r in rivals}
             in_slot = _in_slot(claim_text, value, rivals)
             slotted = len(distinct) > 1 and len({_rival_key(value, v) for _, v in in_slot}) == 1
+            in_best = {_rival_key(value, r) for s, r in rivals if s is alignment.best}
+            if BEST_RIVAL and len(distinct) > 1 and not slotted and len(in_best) == 1:
+                slotted = True
+                in_slot = [(s, r) for s, r in rivals if s is alignment.best]
             place, rival = in_slot[0] if slotted else rivals[0]
             asked = None
             if QUESTION_VALUES and len(distinct) > 1 and not slotted:

@@ -514,6 +514,36 @@ def test_the_questions_subject_in_the_claims_place_is_the_repair() -> None:
     assert all(m.candidate != "Miller" for m in name_mismatches(claim, index, fake_nlp))
 
 
+def test_a_name_where_the_question_names_another_is_a_swap_repaired_with_the_questions() -> None:
+    text = [
+        "Germany, for example, was Germany to some folks long before the country united.",
+        "The French name comes from the Alemanni, a tribe near Boston.",
+    ]
+    query = "Why do different European languages have such varying names for Germany?"
+    index = AlignmentIndex.of(text, query)
+    claim = "Different languages have varied names for Boston because of a long history."
+    # the claim restates the question with a name of the documents in the question's name's
+    # place (rule 9): the question's name is the repair
+    [m] = name_mismatches(claim, index, fake_nlp)
+    assert (m.claim_name, m.evidence_name, m.candidate, m.asked) == (
+        "Boston",
+        "Germany",
+        "Germany",
+        True,
+    )
+    response = claim
+    whole = Claim(text=claim, span=Span(start=0, end=len(claim)))
+    flag = wrong_name_flag(response, whole, 0, m, 0.8)
+    assert flag.replacement == "Germany" and flag.evidence == query
+    assert flag.suggestion == "the question names Germany here"
+    # the question's name itself, or the name elsewhere than in the question's place, is none
+    assert name_mismatches(claim.replace("Boston", "Germany"), index, fake_nlp) == []
+    assert name_mismatches("Travellers to Boston use varied names for it.", index, fake_nlp) == []
+    # nor is a name the question does not name where the claim's stands
+    other = AlignmentIndex.of(text, "Which tribe gave Germany its French name?")
+    assert name_mismatches(claim, other, fake_nlp) == []
+
+
 def test_a_claim_too_short_to_align_without_its_names_aligns_with_them_for_its_values() -> None:
     text = [
         "Upon retirement, the Walls returned to Canada and lived in Blackville, New Brunswick. "

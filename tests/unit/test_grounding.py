@@ -583,6 +583,22 @@ def test_a_year_told_alone_is_rivalled_by_the_year_of_a_fuller_date() -> None:
     assert _check(claim.replace("2021", "2019"), passage, names=("Nujeen Mustafa",)) == []
 
 
+def test_the_one_rival_of_the_best_aligned_sentence_is_the_candidate_among_several() -> None:
+    passage = (
+        "The Jackalopes hired Todd Watson as their new head coach on May 20, 2019, the team "
+        "announced. He coached the Ambassadors from 2000 to 2003 and won the league title with "
+        "the team in 2002."
+    )
+    claim = "Todd Watson has been the head coach of the Jackalopes since 2021."
+    [m] = _check(claim, passage, names=("Todd Watson",))
+    # the region states four years; the sentence telling the claim's fact states one of them
+    assert (m.claim_value, m.plain, m.in_best, m.candidate) == ("2021", False, True, "2019")
+    # where that sentence states two, there is no single candidate
+    two = passage.replace("the team announced", "and its head coach since 2017 left")
+    [m] = _check(claim, two, names=("Todd Watson",))
+    assert m.candidate is None
+
+
 def _aligned_by_names(claim: str, passage: str) -> tuple[Alignment, AlignmentIndex]:
     """The region where ``claim`` aligns with its names unmasked, and the passage's index."""
     from guardrail.hallucination.alignment import value_alignment
