@@ -514,6 +514,20 @@ def test_the_questions_subject_in_the_claims_place_is_the_repair() -> None:
     assert all(m.candidate != "Miller" for m in name_mismatches(claim, index, fake_nlp))
 
 
+def test_the_one_name_in_the_claims_place_overrides_the_only_name_of_the_kind() -> None:
+    text = [
+        "The trust outlines heirs to Miller's fortune, naming charities that Chicago selected "
+        "to inherit a portion.",
+        "Boston is a city.",
+    ]
+    claim = (
+        "This trust also outlined heirs to Boston's fortune, naming charities to inherit a portion."
+    )
+    # the sentence's only place name (Chicago) is the kind rule's guess; Miller stands where
+    # the claim's name stands
+    assert _swaps(claim, text) == [("Boston", "Miller", True)]
+
+
 def test_a_name_where_the_question_names_another_is_a_swap_repaired_with_the_questions() -> None:
     text = [
         "Germany, for example, was Germany to some folks long before the country united.",
