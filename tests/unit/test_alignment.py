@@ -11,6 +11,7 @@ from guardrail.correction.factual import evidence_edits
 from guardrail.hallucination.alignment import (
     AlignmentIndex,
     NameMismatch,
+    _without_tail,
     align,
     cased_like,
     claim_alignment,
@@ -21,6 +22,7 @@ from guardrail.hallucination.alignment import (
 )
 from guardrail.hallucination.flags import wrong_name_flag
 from guardrail.hallucination.names import (
+    ProperName,
     agreeing_run,
     mapped_slot,
     name_stands_in,
@@ -526,6 +528,28 @@ def test_the_one_name_in_the_claims_place_overrides_the_only_name_of_the_kind() 
     # the sentence's only place name (Chicago) is the kind rule's guess; Miller stands where
     # the claim's name stands
     assert _swaps(claim, text) == [("Boston", "Miller", True)]
+
+
+def test_a_name_ending_in_the_common_noun_the_claim_gives_after_its_own_stands_without_it() -> None:
+    text = [
+        "Specimens were assumed to belong to a subspecies of the Dusky Antechinus, a widespread "
+        "marsupial.",
+        "Baker named the new species in 2014.",
+    ]
+    index = AlignmentIndex.of(text)
+    claim = (
+        "They were assumed to belong to a subspecies of the Baker antechinus, a widespread "
+        "marsupial."
+    )
+    # "Dusky" of "Dusky Antechinus" stands where the claim's "Baker" stands ("antechinus" is
+    # the claim's next word): the repair puts in "Dusky", not the whole name
+    [m] = name_mismatches(claim, index, fake_nlp)
+    assert (m.claim_name, m.candidate) == ("Baker", "Dusky")
+    assert name_mismatches(claim.replace("Baker", "Dusky"), index, fake_nlp) == []
+    # a capitalised next word is a name of the claim's own: the evidence's name stays whole
+    assert _without_tail(ProperName("Danube River Germania", "", 0, 21), " Germania after") == (
+        ProperName("Danube River Germania", "", 0, 21)
+    )
 
 
 def test_a_name_where_the_question_names_another_is_a_swap_repaired_with_the_questions() -> None:
