@@ -154,8 +154,14 @@ def proper_names(nlp: Any, text: str) -> list[ProperName]:
     return sorted(out, key=lambda n: n.start_char)
 
 
+_TYPOGRAPHIC = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
+"""Typographic marks and their plain forms: one mark, two ways of writing it."""
+
+
 def _slot_token(token: str) -> str:
-    return _stem(token.lower()) if token[:1].isalnum() else token
+    if token[:1].isalnum():
+        return _stem(token.translate(_TYPOGRAPHIC).lower())
+    return token.translate(_TYPOGRAPHIC)
 
 
 def name_context(text: str, start: int, end: int) -> tuple[str, str, str, str]:

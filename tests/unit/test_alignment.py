@@ -25,6 +25,7 @@ from guardrail.hallucination.names import (
     ProperName,
     agreeing_run,
     mapped_slot,
+    name_context,
     name_stands_in,
     named_in,
     proper_names,
@@ -299,6 +300,15 @@ def test_same_slot_needs_a_shared_neighbour_and_a_content_word() -> None:
     assert same_slot(("in", "the", "and", "other"), ("in", "the", "and", "other"))
     assert not same_slot(("calif", ",", ",", "and"), ("jerse", ",", ",", "penns"))
     assert not same_slot(("a", "b", "found", "x"), ("c", "d", "said", "x"))
+
+
+def test_a_names_place_reads_typographic_marks_as_their_plain_forms() -> None:
+    curly = "the “golden key” of Microsoft’s backdoor"
+    plain = 'the "golden key" of FBI\'s backdoor'
+    a = curly.index("Microsoft")
+    b = plain.index("FBI")
+    assert name_context(curly, a, a + len("Microsoft")) == name_context(plain, b, b + len("FBI"))
+    assert agreeing_run(curly, (a, a + 9), plain, (b, b + 3)) >= 3
 
 
 def test_a_short_acronym_stands_only_as_a_word() -> None:
