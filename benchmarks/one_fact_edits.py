@@ -599,9 +599,9 @@ OUTCOMES = (
     "repaired",
     "not caught",
     "right value put in, sentence changed otherwise",
-    "wrong value put in",
-    "right value refused by the re-check",
-    "no repair offered",
+    "another value put in",
+    "right value offered, refused by the re-check",
+    "caught, no value offered",
 )
 """Why a caught name or number edit was or was not repaired (:func:`repair_outcome`)."""
 

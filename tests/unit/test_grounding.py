@@ -384,6 +384,23 @@ def test_the_questions_value_in_the_claims_place_is_the_candidate_among_several(
     assert m.candidate is None
 
 
+def test_a_value_the_claim_states_in_another_unit_is_still_a_rival() -> None:
+    passage = (
+        "Brussels sprouts have also been linked to odd smelling pee. Asparagus pee usually shows "
+        "up between 15 and 30 minutes after eating the vegetable and can last for several hours. "
+        "One study found that the smell could last for up to 14 hours!"
+    )
+    claim = (
+        "This usually occurs 15-30 minutes after eating asparagus and can last for several "
+        "hours, even up to 1 hours."
+    )
+    # "up to 14 hours" is close to the claim's "15" (of "15-30 minutes"), but in another unit:
+    # it is the rival of "1 hours", not a value the claim states too
+    found = _check(claim, passage)
+    assert [(m.claim_value, m.evidence_value, m.candidate) for m in found] == [("1", "14", "14")]
+    assert _check(claim.replace(" 1 hours", " 14 hours"), passage) == []
+
+
 def test_a_value_in_a_quoted_title_is_part_of_the_name() -> None:
     passage = "As with 2014's album, the song is a highlight of the record, a college rock dream."
     claim = 'The critic deemed the song a highlight of the record "1989", a college rock dream.'
