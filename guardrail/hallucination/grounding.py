@@ -95,6 +95,9 @@ RANGE_RIVALS = True
 """An end of a range of the claim that the region does not state, where a range of the region
 shares its other end, is rivalled by that range's end ("10-40 year olds" against "aged
 10-24"), whatever word follows each (rule 3)."""
+DAYS_OF_DATES = True
+"""A day of a month told without its year ("on 6 July") is rivalled by the region's full dates
+("12 July 2019"), compared and repaired as a day of a month (rule 3)."""
 UNITS_APART = True
 """An evidence value equal to a value the claim states, but in another unit, is no value the
 claim states too: it stays a rival ("up to 14 hours" beside the claim's "15-30 minutes" for
@@ -337,6 +340,8 @@ def _slot_rival(value: Value, v: Value) -> bool:
     (``YEARS_OF_DATES``) a date stating a year, of any granularity, for a year told alone."""
     if v.slot == value.slot:
         return True
+    if DAYS_OF_DATES and _day_alone(value):  # "6 July" against "12 July 2019"
+        return v.date is not None and v.date[0] == "date" and None not in v.date[1]
     return (
         YEARS_OF_DATES
         and _year_alone(value)
@@ -346,11 +351,23 @@ def _slot_rival(value: Value, v: Value) -> bool:
     )
 
 
+def _day_alone(value: Value) -> bool:
+    """Whether ``value`` is a day of a month told without its year ("on 6 July")."""
+    return (
+        value.date is not None
+        and value.date[0] == "date"
+        and value.date[1][0] is None
+        and None not in value.date[1][1:]
+    )
+
+
 def _rival_key(value: Value, rival: Value) -> str:
     """What tells two rivals of the claim's ``value`` apart: the year, for a year told alone
     ("April 24, 2019" and "April 25, 2019" give one year); else the rival as written."""
     if _year_alone(value) and rival.date is not None and rival.date[1][0] is not None:
         return str(rival.date[1][0])
+    if _day_alone(value) and rival.date is not None and None not in rival.date[1][1:]:
+        return f"{rival.date[1][1]}-{rival.date[1][2]}"
     return rival.mention.key
 
 

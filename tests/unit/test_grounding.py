@@ -616,6 +616,24 @@ def test_the_one_rival_of_the_best_aligned_sentence_is_the_candidate_among_sever
     assert m.candidate is None
 
 
+def test_a_day_of_a_month_told_alone_is_rivalled_by_a_full_date() -> None:
+    passage = (
+        "Böðvarsson departs for Millwall. Icelander signs permanently for the Lions for an "
+        "undisclosed fee, 12 July 2019. Reading Football Club can announce that striker Jón Daði "
+        "Böðvarsson has completed a permanent transfer to Millwall."
+    )
+    claim = (
+        "On 6 July, Reading announced that Böðvarsson had left the club to join Millwall on a "
+        "permanent transfer."
+    )
+    found = _check(claim, passage)
+    # repaired as the claim writes it: a day of a month, without the year
+    assert [(m.claim_value, m.evidence_value, m.candidate) for m in found] == [
+        ("6 July", "12 July 2019", "12 July")
+    ]
+    assert _check(claim.replace("6 July", "12 July"), passage) == []
+
+
 def _aligned_by_names(claim: str, passage: str) -> tuple[Alignment, AlignmentIndex]:
     """The region where ``claim`` aligns with its names unmasked, and the passage's index."""
     from guardrail.hallucination.alignment import value_alignment
