@@ -171,7 +171,7 @@ the candidate (chosen on the one-fact-edit benchmark's dev split: five swaps the
 right name, one more repaired, none offered a wrong one)."""
 QUESTION_SLOT = True
 """Rule 9 (:func:`_question_slot_swaps`): the question's name in the claim's name's place of
-the question itself (chosen on the one-fact-edit benchmark's dev split: four more repairs of
+the question itself (chosen on the one-fact-edit benchmark's dev split: three more repairs of
 swaps of the documents' names, none of the unedited sentences flagged)."""
 ABBREVIATED = True
 """Rule 8 (:func:`_abbreviated`): the acronym the claim gives after its name spells the
