@@ -287,6 +287,11 @@ class Parses:
         with self._lock:
             self._docs.update(docs)
 
+    def known(self, text: str) -> Any:
+        """The parse of ``text`` if a stage made it already, else ``None`` (nothing parsed)."""
+        with self._lock:
+            return self._docs.get(text)
+
     def get(self, nlp: Any, texts: Sequence[str]) -> list[Any]:
         """The parses of ``texts``, parsing those not seen yet in one ``nlp.pipe`` call."""
         with self._lock:

@@ -32,7 +32,7 @@ from guardrail.hallucination.evidence import gather_evidence
 from guardrail.hallucination.retrieval import with_retrieval_scores
 from guardrail.inputs import GuardInput
 from guardrail.report import Claim, ClaimStatus, Span, Verdict, VerdictLabel
-from guardrail.stages.base import PipelineState, Stage, StageUpdate
+from guardrail.stages.base import Parses, PipelineState, Stage, StageUpdate
 from guardrail.stages.claims import build_claims
 from guardrail.text.language import (
     detect_language,
@@ -80,8 +80,14 @@ class EntityParser:
         texts: Iterable[str] = (),
         shared: Any = None,
         spans: Iterable[tuple[int, int]] = (),
+        parses: Parses | None = None,
+        once: Iterable[str] = (),
     ) -> None:
         self.nlp = nlp
+        self._parses = parses
+        self._once = {t for t in once if t}
+        """Texts parsed through the call's parses (``parses``), once per call however many
+        checks ask (the question: the name rules of the check and of the re-check read it)."""
         self.pipe_names = list(getattr(nlp, "pipe_names", []))
         keep = {"ner", "tok2vec"} if "ner" in self.pipe_names else set(self.pipe_names)
         # tok2vec only feeds tagger and parser when ner has its own embedding layer
@@ -106,6 +112,12 @@ class EntityParser:
             self._docs.update(zip(todo, self.nlp.pipe(todo, disable=self._disable), strict=True))
 
     def __call__(self, text: str) -> Any:
+        if text not in self._docs and self._parses is not None:
+            known = self._parses.known(text)  # another stage's parse (entities included)
+            if known is None and text in self._once:
+                known = self._parses.get(self.nlp, [text])[0]
+            if known is not None:
+                self._docs[text] = known
         if text not in self._docs:
             self.prefetch([text])
         return self._docs[text]
@@ -252,6 +264,7 @@ class HallucinationStage(Stage):
         doc: Any = None,
         dialogue_only: bool = False,
         cfg: HallucinationConfig | None = None,
+        parses: Parses | None = None,
     ) -> Detection:
         """The claims of ``data.response`` judged against its evidence (the passages the
         verifier reads, the KB facts, the dialogue): :func:`detect` with its inputs built
@@ -264,7 +277,11 @@ class HallucinationStage(Stage):
         texts = [c.text for c in claims] + [c.span.slice(data.response) for c in claims]
         shared = doc if getattr(doc, "text", None) == data.response else None
         spans = [(c.span.start, c.span.end) for c in claims]
-        nlp = EntityParser(spacy, texts, shared, spans) if spacy is not None else None
+        nlp = (
+            EntityParser(spacy, texts, shared, spans, parses, once=[data.query])
+            if spacy is not None
+            else None
+        )
         names = [
             m.text for c in claims for m in find_mentions(c.text, nlp) if m.kind is MentionKind.NAME
         ]
@@ -326,7 +343,9 @@ class HallucinationStage(Stage):
         data = self._scored(state.input.model_copy(update=update))
         cfg = self.config.hallucination.model_copy(update={"logical_consistency": False})
         verifier = self.resources.verifier()
-        return self._detect(data, claims, state.language, verifier, cfg=cfg).claims
+        return self._detect(
+            data, claims, state.language, verifier, cfg=cfg, parses=state.parses
+        ).claims
 
     def _cache(self) -> ScoreCache | None:
         """The guardrail's shared score cache (``None`` when its size is 0)."""
@@ -351,7 +370,9 @@ class HallucinationStage(Stage):
         if claims is None:
             claims = build_claims(self, data.response, data.query, language)
         dialogue_only = not _has_evidence(state.input)
-        result = self._detect(data, claims, language, verifier, state.doc, dialogue_only)
+        result = self._detect(
+            data, claims, language, verifier, state.doc, dialogue_only, parses=state.parses
+        )
         logger.debug("hallucination: %s (%d pairs)", result.verdict.label, result.pairs_scored)
         if dialogue_only:
             result = _as_unchecked(result)
