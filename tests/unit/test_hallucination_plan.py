@@ -227,3 +227,31 @@ def test_only_sentences_about_the_same_thing_are_checked_against_each_other() ->
         "Castell Foods has its headquarters in Porto. Castell Foods has its headquarters in Lyon."
     )
     assert len(both) == 1
+
+
+def test_entity_parsers_of_one_call_share_its_parses_and_parse_the_question_once() -> None:
+    from guardrail.stages.base import Parses
+    from guardrail.stages.hallucination import EntityParser
+
+    class Counting:
+        def __init__(self) -> None:
+            self.pipe_names: list[str] = []
+            self.parsed: list[str] = []
+
+        def pipe(self, texts: list[str], **kw: object) -> list[str]:
+            self.parsed += list(texts)
+            return [f"doc of {t}" for t in texts]
+
+    nlp = Counting()
+    parses = Parses()
+    parses.add({"Who founded Orvik Labs?": "the coherence stage's parse"})
+    assert parses.known("Who founded Orvik Labs?") == "the coherence stage's parse"
+    assert parses.known("Where is Tampere?") is None and nlp.parsed == []
+    first = EntityParser(nlp, parses=parses, once=["Where is Tampere?"])
+    # another stage's parse is taken as it is; the question is parsed through the call's parses
+    assert first("Who founded Orvik Labs?") == "the coherence stage's parse"
+    assert first("Where is Tampere?") == "doc of Where is Tampere?"
+    second = EntityParser(nlp, parses=parses, once=["Where is Tampere?"])  # the re-check's
+    assert second("Where is Tampere?") == "doc of Where is Tampere?"
+    assert second("Mara Olsen moved.") == "doc of Mara Olsen moved."  # a check's own text
+    assert nlp.parsed == ["Where is Tampere?", "Mara Olsen moved."]
