@@ -570,17 +570,23 @@ def _told_without(
     """Where the rest of the claim is told, when ``name`` is one rules 6 and 7 may repair: a
     checkable name of the documents, not of the question, not cut from a longer capitalised
     run, and absent from that region; ``None`` otherwise."""
-    if (
-        not checkable(name.text)
-        or _cut_short(name, claim_text)
-        or (index.query and named_in(name.text, index.query))
-        or not name_stands_in(name.text, index.joined)
-    ):
+    if not _repairable(name, claim_text, index):
         return None
     alignment = aligned_without(name)
     if alignment is None or name_stands_in(name.text, alignment.region_text):
         return None
     return alignment
+
+
+def _repairable(name: ProperName, claim_text: str, index: AlignmentIndex) -> bool:
+    """Whether rules 6, 7 and 9 may repair ``name``: a checkable name of the documents, not of
+    the question, not cut from a longer capitalised run."""
+    return (
+        checkable(name.text)
+        and not _cut_short(name, claim_text)
+        and not (index.query and named_in(name.text, index.query))
+        and name_stands_in(name.text, index.joined)
+    )
 
 
 _CAPITALISED_BEFORE = re.compile(r"([A-Z][\w'’&-]*)\s$")
@@ -692,12 +698,7 @@ def _question_slot_swaps(
         return []
     found: list[NameMismatch] = []
     for name in proper:
-        if (
-            not checkable(name.text)
-            or _cut_short(name, claim_text)
-            or named_in(name.text, query)
-            or not name_stands_in(name.text, index.joined)
-        ):
+        if not _repairable(name, claim_text, index):
             continue
         told = aligned_without(name)
         if told is not None and name_stands_in(name.text, told.region_text):
