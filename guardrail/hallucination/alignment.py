@@ -120,6 +120,7 @@ from guardrail.hallucination.names import (
     agreeing_run,
     aliases,
     bare_span,
+    capitalised_run,
     checkable,
     distinctive,
     listed_with,
@@ -179,6 +180,12 @@ repair."""
 REGION_OTHERS = True
 """Where the best aligned sentence gives no name of the kind, look for the other name in the
 rest of the region too (the fact is often told over two sentences)."""
+
+SLOT_IN_REGION = True
+"""The slot rule looks in the region's neighbour sentences too (:func:`_neighbour_slot`)."""
+WHOLE_RUN = True
+"""A finding's name covers the whole run of capitalised words it is cut from
+(:func:`_whole_run`)."""
 
 _THE_BEFORE = re.compile(r"\b(?:the|The)\s+$")
 """A text ending in the article "the" (a name after it takes no article of its own)."""
@@ -480,7 +487,42 @@ def name_mismatches(
             found[found.index(covering[0])] = extra
     if ABBREVIATED and alignment is not None:
         found = [_abbreviated(m, claim_text, alignment, nlp) for m in found]
+    if WHOLE_RUN and alignment is not None:
+        found = [_whole_run(m, claim_text, alignment) for m in found]
+    if SHARED_TAIL:
+        found = [_tail_cut(m, claim_text) for m in found]
     return sorted(found, key=lambda m: m.start)
+
+
+def _whole_run(found: NameMismatch, claim_text: str, alignment: Alignment) -> NameMismatch:
+    """``found`` over the whole run of capitalised words its name is cut from
+    (:func:`~guardrail.hallucination.names.capitalised_run`: "All Eyez" where the tagger found
+    "Eyez"), when the rest of the run stands nowhere in the region: a repair of the cut alone
+    leaves the rest in place ("naming former All Warner Bros. executive"). A run the region
+    states, or whose rest it states ("Microsoft Windows" beside the region's "Windows"), is
+    left as found."""
+    start, end = capitalised_run(claim_text, found.start, found.end)
+    start, end = bare_span(claim_text[start:end], start)
+    if start > found.start or end < found.end or (start, end) == (found.start, found.end):
+        return found
+    rest = f"{claim_text[start : found.start]} {claim_text[found.end : end]}".strip()
+    region = alignment.region_text
+    if name_stands_in(claim_text[start:end], region) or any(
+        name_stands_in(w, region) for w in rest.split() if content_words(w)
+    ):
+        return found
+    return replace(found, claim_name=claim_text[start:end], start=start, end=end)
+
+
+def _tail_cut(found: NameMismatch, claim_text: str) -> NameMismatch:
+    """``found`` with its evidence name without the words the claim gives right after its own
+    name, in lower case (:func:`_without_tail`), whichever rule found it: "Dusky Antechinus"
+    in place of the claim's name in "a subspecies of the Baker antechinus" is "Dusky"."""
+    rival = ProperName(found.evidence_name, found.label, found.evidence_start, found.evidence_end)
+    cut = _without_tail(rival, claim_text[found.end :])
+    if cut is rival:
+        return found
+    return replace(found, evidence_name=cut.text, evidence_end=cut.end_char)
 
 
 _ABBREVIATION = re.compile(r"\s*\(([A-Z]{2,6})\)")
@@ -893,7 +935,42 @@ def _slot_mismatch(
         if rivals:
             plain = len({normalise(r.text) for r in rivals}) == 1
             return _swap(name, claim_text, rivals[0], sentence.text, plain)
+    if SLOT_IN_REGION:
+        return _neighbour_slot(name, claim_text, claim_names, alignment, nlp)
     return None
+
+
+def _neighbour_slot(
+    name: ProperName,
+    claim_text: str,
+    claim_names: list[ProperName],
+    alignment: Alignment,
+    nlp: Any,
+) -> NameMismatch | None:
+    """The slot rule in the region's other sentences (``SLOT_IN_REGION``): a claim that joins
+    two sentences of its documents aligns with one, its name told in the other ("the open USD
+    window on the client" / "The progress bar at the top of the open WebDav window on the
+    client."). A neighbour is no aligned sentence, so its name must stand in the same place
+    over a long run (``LONG_RUN`` equal tokens on one side), and be the only such name."""
+    aligned = {s.position for s in alignment.aligned}
+    span = (name.start_char, name.end_char)
+    rivals: list[tuple[ProperName, str]] = []
+    for sentence in alignment.region:
+        if sentence.position in aligned:
+            continue
+        for r in proper_names(nlp, sentence.text):
+            if (
+                agreeing_run(claim_text, span, sentence.text, (r.start_char, r.end_char))
+                >= LONG_RUN
+                and checkable(r.text)
+                and not any(aliases(r.text, n.text) for n in claim_names)
+                and not named_in(r.text, claim_text)
+            ):
+                rivals.append((r, sentence.text))
+    if len({normalise(r.text) for r, _ in rivals}) != 1:
+        return None
+    rival, text = rivals[0]
+    return _swap(name, claim_text, rival, text, True)
 
 
 _WORD = re.compile(r"[\w'’-]+")

@@ -11,6 +11,7 @@ lower-case "may" or "march" are no values (a pronoun, a verb).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -74,9 +75,14 @@ class Value:
             return 1.0
         digits = self.mention.text.replace(",", "").rstrip("%").strip()
         try:
-            return self.number.value / float(digits)
+            ratio = self.number.value / float(digits)
         except (ValueError, ZeroDivisionError):
             return 1.0
+        if ratio <= 0:
+            return ratio
+        power = 10.0 ** round(math.log10(ratio))
+        # "9.3 billion" is 9.3 × 1e9, not × 999999999.9999999: compared as the scale word's
+        return power if math.isclose(ratio, power, rel_tol=1e-9) else ratio
 
     def rounds(self, other: Value) -> bool:
         """Whether ``self``, a number written with a scale word ("$53 million"), is ``other``
@@ -146,6 +152,8 @@ _CLAUSE_BREAK = re.compile(
     r"\s*(?:[;:]|,?\s+(?:and|but|while|whereas)\s+|,\s+(?!\d{3}\b))", re.IGNORECASE
 )
 """Where a sentence's clauses part (not inside a number a tokeniser spaced out: "$ 1, 000")."""
+_BETWEEN = re.compile(r"\bbetween\s+[^\s,;:]+$", re.IGNORECASE)
+"""A text ending in "between" and one token: the "and" after it joins the two ends of a range."""
 
 
 def _mentions(text: str) -> list[Mention]:
@@ -236,12 +244,15 @@ def _stated(text: str, m: Mention) -> StatedNumber | None:
 
 def clauses(text: str) -> list[tuple[int, int]]:
     """The clauses of a sentence as ``(start, end)``: split at semicolons, colons, commas and
-    the conjunctions that join two statements ("and", "but", "while", "whereas"). The items of
+    the conjunctions that join two statements ("and", "but", "while", "whereas"; not the "and"
+    of "between 1989 and 1992"). The items of
     a list of names stay in the clause they end ("220 euros in London, Paris and Zurich"): a
     piece of only capitalised words, a few of them, is not a clause of its own."""
     out: list[tuple[int, int]] = []
     start = 0
     for m in _CLAUSE_BREAK.finditer(text):
+        if _BETWEEN.search(text, 0, m.start()) and "and" in m.group(0).casefold():
+            continue  # "between 1989 and 1992": one range, one clause
         if m.start() > start:
             out.append((start, m.start()))
         start = m.end()

@@ -252,6 +252,56 @@ def test_an_acronym_for_a_key_term_is_flagged() -> None:
     assert _swaps(claim, [text]) == [("NYSE", "IPO", True)]
 
 
+def test_a_name_told_in_the_neighbour_of_the_aligned_sentence_is_its_repair() -> None:
+    # the claim joins two sentences and aligns with the second; its name's place is the first's
+    text = (
+        "Prices are in USD. The progress bar at the top of the open WebDav "
+        "window on the client is misleading. It zooms across rapidly while copying outgoing "
+        "files into a local cache on the client, then, as the bar sets near the end, it "
+        "actually performs the transfer."
+    )
+    claim = (
+        "The progress bar at the top of the open USD window on the client is misleading, in that "
+        "it zooms across rapidly while copying outgoing files into a local cache on the client, "
+        "then, as the bar sets near the end, it actually performs the transfer."
+    )
+    assert _swaps(claim, [text]) == [("USD", "WebDav", True)]
+    # a neighbour's name in another place is no repair
+    other = text.replace("the open WebDav window on the client", "WebDav's window")
+    assert _swaps(claim, [other]) == []
+
+
+def test_any_rules_evidence_name_stands_without_the_words_the_claim_gives_after_its_own() -> None:
+    labels = {"Baker": "PERSON", "Dusky Antechinus": "PERSON"}
+    index = AlignmentIndex.of(
+        [
+            "Baker wrote the paper in a laboratory far away.",
+            "It had been described by mammalogists as a subspecies of the Dusky Antechinus.",
+        ]
+    )
+    claim = "It had been described by mammalogists as a subspecies of the Baker antechinus."
+    [found] = name_mismatches(claim, index, lambda t: fake_nlp(t, labels))
+    assert (found.claim_name, found.evidence_name, found.candidate) == ("Baker", "Dusky", "Dusky")
+
+
+def test_a_finding_covers_the_whole_capitalised_run_its_name_is_cut_from() -> None:
+    labels = {"Eyez": "ORG", "Warner": "ORG", "Tom Whalley": "PERSON"}
+    index = AlignmentIndex.of(
+        [
+            "All Eyez on Me was the album of the year in the charts.",
+            "His mother chose an executor for the estate, naming former Warner executive Tom "
+            "Whalley.",
+        ]
+    )
+    claim = (
+        "His mother chose an executor for the estate, naming former All Eyez executive Tom Whalley."
+    )
+    [found] = name_mismatches(claim, index, lambda t: fake_nlp(t, labels))
+    # the tagger's "Eyez" alone would be repaired to "All Warner"
+    assert (found.claim_name, found.candidate) == ("All Eyez", "Warner")
+    assert claim[found.start : found.end] == "All Eyez"
+
+
 def test_the_same_name_in_its_place_is_not_flagged() -> None:
     claim = "In the experiment, Miller found that mice slept longer after exercise."
     assert _swaps(claim, [STUDY]) == []

@@ -190,6 +190,7 @@ def test_a_value_in_a_clause_about_another_fact_is_no_rival() -> None:
         ("One plain statement.", 1),
         ("It costs 150 euros in most cities and 220 euros in London, Paris and Zurich.", 2),
         ("It rose in Paris, New York City and Berlin, while sales fell in Tokyo.", 2),
+        ("He sold between 10 and 20 cars and she bought none.", 2),
     ],
 )
 def test_clauses(text: str, expected: int) -> None:
@@ -474,6 +475,44 @@ def test_digits_are_a_repair_only_between_numbers_of_the_same_scale() -> None:
     assert found.candidate == "1"
     [found] = _check("With 4 million hours of video streamed every day, it is a waste.", passage)
     assert found.evidence_value == "1" and not found.same_scale and found.candidate is None
+
+
+def test_a_decimal_with_a_scale_word_is_compared_at_the_scale_words_scale() -> None:
+    # 9.3e9 / 9.3 is 999999999.9999999 in floating point: the same scale as 1.3 billion's
+    passage = "Around 1. 3 billion chinese people marked the qingming festival, a holiday."
+    [found] = _check("Around 9.3 billion chinese people marked the qingming festival.", passage)
+    assert found.same_scale and found.candidate == "1.3"
+    assert [v.scale for v in values_in("9.3 billion, 4.1 million, 0.7 million")] == [1e9, 1e6, 1e6]
+
+
+def test_the_other_end_of_a_range_stating_the_claims_value_is_no_rival_of_it() -> None:
+    passage = (
+        "Milat is serving seven consecutive life sentences for the murders of seven backpackers "
+        "in nsw between 1989 and 1992. Scroll down for video. Ivan milat butchered and buried "
+        "the bodies of seven young people between 1989 and 1992 in the belanglo state forest in "
+        "southern nsw. Ivan milat, 70, was convicted of butchering seven young people between "
+        "1989 and 1992 and burying their bodies in the belanglo state forest in southern nsw. "
+        "He has been locked up in goulburn's supermax jail for almost 20 years."
+    )
+    claim = (
+        "Ivan milat was convicted of butchering seven young people between 1989 and 1993 and "
+        "burying their bodies in the belanglo state forest in southern nsw."
+    )
+    [found] = _check(claim, passage)
+    assert (found.claim_value, found.candidate) == ("1993", "1992")
+
+
+def test_a_number_without_a_unit_is_checked_against_the_number_in_its_place() -> None:
+    passage = (
+        "The girl was attacked after school on Monday. The mother was reportedly angry with "
+        "the girl because she had been bullying her daughter, reports channel 2."
+    )
+    claim = "The mother was angry with the girl for bullying her daughter, reports channel 6."
+    [found] = _check(claim, passage)
+    assert (found.claim_value, found.candidate, found.in_best) == ("6", "2", True)
+    assert _check(claim.replace("6", "2"), passage) == []
+    # a number without a unit and nothing in its place stays unchecked
+    assert _check("The mother was reportedly angry with the girl, and 6 others.", passage) == []
 
 
 def test_values_that_round_each_other_both_stay_rivals() -> None:
