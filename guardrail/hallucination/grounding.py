@@ -114,9 +114,6 @@ QUESTION_VALUES = True
 """Rule 3's candidate where the region gives several values in the slot and none stands in the
 claim's value's place: the question's value in that place (:func:`_asked_in_place`; chosen
 on the one-fact-edit benchmark's dev split: two more repairs, none lost)."""
-BARE_IN_PLACE = True
-"""A number without a unit word is checked where the region gives a number in its place after
-a long run of the claim's words (:func:`_bare_in_place`)."""
 YEARS_OF_DATES = True
 """A year told alone ("in 2021") is rivalled by the year of a fuller date of the region
 ("April 25, 2019"), compared and repaired as a year (rule 3)."""
@@ -246,12 +243,7 @@ def value_mismatches(
     spans = ranges_in(claim_text, claimed)
     for value in claimed:
         if value.number is not None and not value.number.unit and not _ranged(value, spans):
-            # a bare number has no slot (the start of "10-24 years" has its range's), unless
-            # the region gives one where it stands after a long run of the claim's words
-            placed = _bare_in_place(claim_text, value, alignment, values) if BARE_IN_PLACE else None
-            if placed is not None:
-                found.append(placed)
-            continue
+            continue  # a bare number has no slot (the start of "10-24 years" has its range's)
         if any(a <= value.mention.start and value.mention.end <= b for a, b in [*quoted, *names]):
             continue  # part of a name or a quoted title ("World Cup 2018", 'the album "1989"')
         if any(_asked(value, q) for q in values.query() if q.kind is value.kind):
@@ -340,42 +332,6 @@ def value_mismatches(
 
 _QUOTED = re.compile(r'"[^"]{1,80}"|“[^”]{1,80}”')
 """A quoted stretch of a claim: a title or a term, whose values are part of a name."""
-
-
-def _bare_in_place(
-    claim_text: str, value: Value, alignment: Alignment, values: RegionValues
-) -> ValueMismatch | None:
-    """A number without a unit word after it ("at the age of 8", "position 68"), where the
-    region's numbers standing in its place over a run of at least ``LONG_RUN`` of the claim's
-    words (:func:`~guardrail.hallucination.names.agreeing_run`: "at the age of 78") are one
-    other number: that number, in its place, is the candidate. ``None`` when one of them is
-    the claim's, when none stands there, or when several do."""
-    own = (value.mention.start, value.mention.end)
-    placed = [
-        (s, v)
-        for s in alignment.region
-        for v in values.of(s)
-        if v.number is not None
-        and agreeing_run(claim_text, own, s.text, (v.mention.start, v.mention.end)) >= LONG_RUN
-    ]
-    if not placed or any(value.same(v) or v.same(value) for _, v in placed):
-        return None
-    if len({v.mention.key for _, v in placed}) != 1:
-        return None
-    place, rival = placed[0]
-    return ValueMismatch(
-        claim_value=value.mention.text,
-        start=value.mention.start,
-        end=value.mention.end,
-        kind=value.kind,
-        evidence_value=rival.mention.text,
-        evidence_sentence=place.text,
-        evidence_start=rival.mention.start,
-        evidence_end=rival.mention.end,
-        plain=True,
-        in_best=place is alignment.best,
-        same_scale=value.scale == rival.scale,
-    )
 
 
 def _year_alone(value: Value) -> bool:
