@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from guardrail.correction.edits import Edit
+from guardrail.hallucination.flags import VALUE_CONFIDENCE
 from guardrail.report import (
     Correction,
     CorrectionType,
@@ -107,7 +108,8 @@ SETTLED = (
 )
 """Flag types the hallucination check raises on a claim only because the evidence does not
 support it (its own status, and the specifics found in no document, looked for only in such a
-claim): a repair the verifier confirms makes the claim supported, which settles them."""
+claim): a repair the verifier confirms makes the claim supported, which settles them (and a
+loose date finding, :func:`_loose_date`)."""
 
 
 def unsettled(
@@ -121,4 +123,19 @@ def unsettled(
         for c in corrections
         if c.type is CorrectionType.FACTUAL and c.verified and c.claim_index is not None
     }
-    return [f for f in flags if not (f.claim_index in repaired and f.type in SETTLED)]
+    return [
+        f
+        for f in flags
+        if not (f.claim_index in repaired and (f.type in SETTLED or _loose_date(f)))
+    ]
+
+
+def _loose_date(flag: HallucinationFlag) -> bool:
+    """A date finding no surer than its claim's own doubt, with no date to put in (the closest
+    window's other date, flagged only because the verifier did not support the claim: a
+    supported claim never shows one): a repair the verifier confirms settles it too."""
+    return (
+        flag.type is HallucinationType.TEMPORAL_ERROR
+        and flag.replacement is None
+        and flag.confidence < VALUE_CONFIDENCE
+    )

@@ -167,10 +167,12 @@ def test_the_article_before_a_repaired_word_agrees_with_the_repair() -> None:
     )
 
 
-def _flag(kind: HallucinationType, claim: int, content: str = "x") -> HallucinationFlag:
+def _flag(
+    kind: HallucinationType, claim: int, content: str = "x", confidence: float = 0.9
+) -> HallucinationFlag:
     return HallucinationFlag(
-        type=kind, span=Span(start=0, end=1), content=content, confidence=0.9, severity=0.5,
-        claim_index=claim,
+        type=kind, span=Span(start=0, end=1), content=content, confidence=confidence,
+        severity=0.5, claim_index=claim,
     )  # fmt: skip
 
 
@@ -183,6 +185,9 @@ def test_a_verified_repair_settles_its_claims_not_supported_flags_only() -> None
         _flag(HallucinationType.FABRICATED_FACT, 0, "2016"),
         _flag(HallucinationType.WRONG_ATTRIBUTE, 0, "Acme"),  # a finding of its own
         _flag(HallucinationType.FABRICATED_FACT, 1, "2017"),  # another claim
+        # a date finding only as sure as the claim's own doubt: no finding on a supported claim
+        _flag(HallucinationType.TEMPORAL_ERROR, 0, "1938", confidence=0.75),
+        _flag(HallucinationType.TEMPORAL_ERROR, 0, "1939"),  # a sure one is a finding of its own
     ]
 
     def fix(verified: bool | None) -> Correction:
@@ -192,7 +197,7 @@ def test_a_verified_repair_settles_its_claims_not_supported_flags_only() -> None
             verified=verified,
         )  # fmt: skip
 
-    assert [f.content for f in unsettled(flags, [fix(True)])] == ["Acme", "2017"]
+    assert [f.content for f in unsettled(flags, [fix(True)])] == ["Acme", "2017", "1939"]
     assert unsettled(flags, [fix(False)]) == flags
     assert unsettled(flags, [fix(None)]) == flags
 
