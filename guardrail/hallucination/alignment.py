@@ -501,7 +501,31 @@ def name_mismatches(
         found = [_whole_run(m, claim_text, alignment) for m in found]
     if SHARED_TAIL:
         found = [_tail_cut(m, claim_text) for m in found]
-    return sorted(found, key=lambda m: m.start)
+    return _one_for_a_pair(sorted(found, key=lambda m: m.start), claim_text)
+
+
+_PAIRED = re.compile(r"\s*(?:,\s*)?(?:and|&|or)\s*|\s*,\s*")
+"""What joins two names of one phrase ("MY123 and Slipstream", "Smith & Wesson")."""
+
+
+def _one_for_a_pair(found: list[NameMismatch], claim_text: str) -> list[NameMismatch]:
+    """``found`` (in order) with two findings the claim joins by "and", "&", "or" or a comma
+    and the evidence repairs with one name made one finding over both ("the leaked MY123 and
+    Slipstream policy" against "the leaked Golden Key Super policy": one name stands where the
+    two do; repaired apart, the sentence would say "Golden Key Super and Golden Key Super")."""
+    out: list[NameMismatch] = []
+    for m in found:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and m.candidate is not None
+            and last.candidate == m.candidate
+            and _PAIRED.fullmatch(claim_text, last.end, m.start)
+        ):
+            out[-1] = replace(last, claim_name=claim_text[last.start : m.end], end=m.end)
+            continue
+        out.append(m)
+    return out
 
 
 def _whole_run(found: NameMismatch, claim_text: str, alignment: Alignment) -> NameMismatch:

@@ -156,19 +156,18 @@ def proper_names(nlp: Any, text: str) -> list[ProperName]:
 
 def capitalised_run(text: str, start: int, end: int) -> tuple[int, int]:
     """The run of capitalised words of ``text`` that holds ``text[start:end]`` ("All Eyez"
-    for the "Eyez" a tagger found, "Photo Editing" for "Editing"), a sentence's first word
-    left out when it is a function word ("In Chicago"); ``(start, end)`` in no longer run."""
+    for the "Eyez" a tagger found, "Danube River Germania" for "Danube River"); a run that
+    starts a sentence only from the name on (its first word is capitalised as the first,
+    whatever it is: "Different" of "Different Baden-Württemberg languages"); ``(start, end)``
+    in no longer run."""
     for m in _CAPITALISED.finditer(text):
         a, b = m.span()
         if b <= start:
             continue
         if a > start or b < end:
             break
-        if a < start and _sentence_initial(text, a):
-            first = re.match(_CAP_WORD, text[a:])
-            if first is None or not content_words(first.group(0)):
-                rest = re.match(r"\s+", text[a + first.end() :]) if first else None
-                a = a + first.end() + rest.end() if first and rest else start
+        if _sentence_initial(text, a):
+            a = start  # its words before the name may be capitalised only as the first
         return (min(a, start), max(b, end))
     return (start, end)
 

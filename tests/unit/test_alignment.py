@@ -24,6 +24,7 @@ from guardrail.hallucination.flags import wrong_name_flag
 from guardrail.hallucination.names import (
     ProperName,
     agreeing_run,
+    capitalised_run,
     mapped_slot,
     name_context,
     name_stands_in,
@@ -316,6 +317,34 @@ def test_a_loosely_aligned_claims_name_is_flagged_only_against_a_name_in_its_pla
     assert alignment is not None and alignment.coverage < 0.3
     # the page's author is the aligned sentence's only other name of the kind: no finding
     assert name_mismatches(claim, index, lambda t: fake_nlp(t, labels)) == []
+
+
+def test_two_names_joined_in_the_claim_where_the_evidence_gives_one_are_one_finding() -> None:
+    labels = {"MY123": "ORG", "Slipstream": "ORG", "Golden Key Super": "ORG"}
+    index = AlignmentIndex.of(
+        [
+            "MY123 and Slipstream found the key in the wild.",
+            "It is impossible for Microsoft to fully revoke the leaked Golden Key Super policy.",
+        ]
+    )
+    claim = "It is impossible for Microsoft to fully revoke the leaked MY123 and Slipstream policy."
+    [found] = name_mismatches(claim, index, lambda t: fake_nlp(t, labels))
+    # repaired apart, the sentence would say "Golden Key Super and Golden Key Super policy"
+    assert (found.claim_name, found.candidate) == ("MY123 and Slipstream", "Golden Key Super")
+
+
+def test_a_run_that_starts_a_sentence_is_taken_from_the_name_on() -> None:
+    text = (
+        "Different Baden-Württemberg languages have names. A southern Danube River Germania tribe."
+    )
+    name = text.index("Baden")
+    assert capitalised_run(text, name, name + len("Baden-Württemberg")) == (
+        name,
+        name + len("Baden-Württemberg"),
+    )
+    river = text.index("Danube")
+    start, end = capitalised_run(text, river, river + len("Danube River"))
+    assert text[start:end] == "Danube River Germania"
 
 
 def test_the_same_name_in_its_place_is_not_flagged() -> None:
