@@ -186,12 +186,6 @@ SLOT_IN_REGION = True
 """The slot rule looks in the region's neighbour sentences too (:func:`_neighbour_slot`;
 chosen on three fresh draws of the one-fact-edit benchmark's dev edits, seeds 1-3: one more
 repair on each, no wrong name put in, no unedited sentence flagged)."""
-KIND_MIN_COVERAGE = 0.3
-"""Rule 3 (:func:`_kind_mismatch`) with the claim aligned more loosely than this
-(:attr:`Alignment.coverage`) flags a name only where another stands in its place: the aligned
-sentence's other name of the kind is then often about another fact ("Kansas" against a page's
-"History.com Editors"; chosen on the one-fact-edit benchmark's dev edits, seeds 1-3: 1, 0 and
-1 more repairs, 2, 4 and 3 fewer wrong names put in, no edit less caught)."""
 WHOLE_RUN = True
 """A finding's name covers the whole run of capitalised words it is cut from
 (:func:`_whole_run`; chosen on the one-fact-edit benchmark's dev edits, seeds 1-3: one more
@@ -910,8 +904,6 @@ def _kind_mismatch(
     slotted = len({normalise(e.text) for e in in_slot}) == 1 and (
         len(distinct) > 1 or place is not alignment.best
     )
-    if not slotted and alignment.coverage < KIND_MIN_COVERAGE:
-        return None  # a loose alignment's other name of the kind is often about another fact
     other = in_slot[0] if slotted else others[0]
     # the repair replaces the bare name: the claim keeps its article and possessive, and
     # takes the evidence's article only when it has none of its own
