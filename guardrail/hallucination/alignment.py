@@ -979,7 +979,11 @@ def _neighbour_slot(
     two sentences of its documents aligns with one, its name told in the other ("the open USD
     window on the client" / "The progress bar at the top of the open WebDav window on the
     client."). A neighbour is no aligned sentence, so its name must stand in the same place
-    over a long run (``LONG_RUN`` equal tokens on one side), and be the only such name."""
+    over a long run (``LONG_RUN`` equal tokens on one side), and be the only such name; and
+    the claim's name must be absent from the region ("Acetaminophen is metabolized by the
+    liver" is told there, beside the neighbour's "Ibuprofen is metabolized by the kidneys")."""
+    if name_stands_in(name.text, alignment.region_text):
+        return None  # the region tells the claim's name: a neighbour's is another fact's
     aligned = {s.position for s in alignment.aligned}
     span = (name.start_char, name.end_char)
     rivals: list[tuple[ProperName, str]] = []

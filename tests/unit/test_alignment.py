@@ -270,6 +270,19 @@ def test_a_name_told_in_the_neighbour_of_the_aligned_sentence_is_its_repair() ->
     # a neighbour's name in another place is no repair
     other = text.replace("the open WebDav window on the client", "WebDav's window")
     assert _swaps(claim, [other]) == []
+    # nor is it where the region tells the claim's own name: the neighbour is another fact
+    drugs = (
+        "Ibuprofen is metabolized by the kidneys and therefore is not a great option for those "
+        "with kidney issues. Acetaminophen is metabolized by the liver, so it is not a great "
+        "option for those with liver issues."
+    )
+    claim = (
+        "Acetaminophen is metabolized by the liver, so it is not a great option for those with "
+        "liver issues."
+    )
+    labels = {"Ibuprofen": "PRODUCT", "Acetaminophen": "PRODUCT"}
+    found = name_mismatches(claim, AlignmentIndex.of([drugs]), lambda t: fake_nlp(t, labels))
+    assert found == []
 
 
 def test_any_rules_evidence_name_stands_without_the_words_the_claim_gives_after_its_own() -> None:
