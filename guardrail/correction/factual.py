@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from guardrail.correction.edits import Edit
-from guardrail.hallucination.flags import VALUE_CONFIDENCE
 from guardrail.report import (
     Correction,
     CorrectionType,
@@ -113,11 +112,14 @@ loose date finding, :func:`_loose_date`)."""
 
 
 def unsettled(
-    flags: Sequence[HallucinationFlag], corrections: Sequence[Correction]
+    flags: Sequence[HallucinationFlag], corrections: Sequence[Correction], sure: float
 ) -> list[HallucinationFlag]:
     """``flags`` without those a verified factual repair of their claim settles (``SETTLED``
-    types on a claim with a correction re-checked as supported); a flag of another kind (a
-    second misplaced name, a date the evidence gives otherwise) is a finding of its own."""
+    types on a claim with a correction re-checked as supported, and its date findings looser
+    than ``sure`` with nothing to put in: :func:`_loose_date`); a flag of another kind (a
+    second misplaced name, a date the evidence gives otherwise) is a finding of its own.
+    ``sure``: the confidence from which the hallucination check's date finding stands on a
+    supported claim too (its value confidence)."""
     repaired = {
         c.claim_index
         for c in corrections
@@ -126,16 +128,16 @@ def unsettled(
     return [
         f
         for f in flags
-        if not (f.claim_index in repaired and (f.type in SETTLED or _loose_date(f)))
+        if not (f.claim_index in repaired and (f.type in SETTLED or _loose_date(f, sure)))
     ]
 
 
-def _loose_date(flag: HallucinationFlag) -> bool:
+def _loose_date(flag: HallucinationFlag, sure: float) -> bool:
     """A date finding no surer than its claim's own doubt, with no date to put in (the closest
     window's other date, flagged only because the verifier did not support the claim: a
     supported claim never shows one): a repair the verifier confirms settles it too."""
     return (
         flag.type is HallucinationType.TEMPORAL_ERROR
         and flag.replacement is None
-        and flag.confidence < VALUE_CONFIDENCE
+        and flag.confidence < sure
     )

@@ -251,12 +251,13 @@ class CorrectionStage(_Correcting):
         if plan is None:  # skip_reason skips the stage without a plan
             raise StageError(self.name, "no plan to apply")
         from guardrail.correction.factual import unsettled
+        from guardrail.hallucination.flags import VALUE_CONFIDENCE
 
         doc, factual, flags, entities = self._arguments(state)
         outcome = self._corrector().correct(
             doc,
             factual,
-            unsettled(flags, state.repairs or []),  # not annotated: settled by a repair
+            unsettled(flags, state.repairs or [], VALUE_CONFIDENCE),  # settled by a repair
             entities,
             set(),  # the vocabulary is read only to find repairs: found already
             plan=plan.delivery,

@@ -197,9 +197,9 @@ def test_a_verified_repair_settles_its_claims_not_supported_flags_only() -> None
             verified=verified,
         )  # fmt: skip
 
-    assert [f.content for f in unsettled(flags, [fix(True)])] == ["Acme", "2017", "1939"]
-    assert unsettled(flags, [fix(False)]) == flags
-    assert unsettled(flags, [fix(None)]) == flags
+    assert [f.content for f in unsettled(flags, [fix(True)], 0.9)] == ["Acme", "2017", "1939"]
+    assert unsettled(flags, [fix(False)], 0.9) == flags
+    assert unsettled(flags, [fix(None)], 0.9) == flags
 
 
 def test_a_repair_is_rechecked_as_the_claim_with_every_repair_inside_it() -> None:
