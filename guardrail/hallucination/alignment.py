@@ -985,11 +985,12 @@ def _neighbour_slot(
     if name_stands_in(name.text, alignment.region_text):
         return None  # the region tells the claim's name: a neighbour's is another fact's
     aligned = {s.position for s in alignment.aligned}
+    neighbours = [s for s in alignment.region if s.position not in aligned]
+    if hasattr(nlp, "prefetch"):  # an EntityParser parses the sentences in one call
+        nlp.prefetch([s.text for s in neighbours])
     span = (name.start_char, name.end_char)
     rivals: list[tuple[ProperName, str]] = []
-    for sentence in alignment.region:
-        if sentence.position in aligned:
-            continue
+    for sentence in neighbours:
         for r in proper_names(nlp, sentence.text):
             if (
                 agreeing_run(claim_text, span, sentence.text, (r.start_char, r.end_char))
